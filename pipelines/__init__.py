@@ -1,0 +1,1 @@
+"""Beam-native entry points: ``python -m pipelines.<name> --help`` (standard Beam options too)."""

@@ -1,0 +1,38 @@
+"""Archive Team Twitter archives -> a weak-pair Parquet release, as a plain Beam program.
+
+    python -m pipelines.twitter_pairs --input 'archives/twitter-stream-2021-01-*.zip' \\
+        --out release/ --lang en [--runner DataflowRunner --project ... --region ...]
+
+Takes the standard Beam pipeline options; with no ``--runner`` it uses Beam's in-process
+runner. ``corpusforge twitter build`` is the same job behind a friendlier command line.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+
+from corpusforge.options import TwitterPairsOptions
+from corpusforge.release.twitter_build import build
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Parse ``argv`` (Beam-style flags), run the build and print the summary."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    options = TwitterPairsOptions(argv)
+    try:
+        config = options.to_config()
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    manifest = build(config, argv)
+    summary = {name: ds["rows"] for name, ds in manifest["datasets"].items()}
+    print(json.dumps({"out": config.out, "pairs": summary,
+                      "balanced": manifest["accounting"]["balanced"]}))
+    return 0
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO)
+    sys.exit(run())

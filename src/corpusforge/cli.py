@@ -1,0 +1,26 @@
+"""The ``corpusforge`` command line: one sub-command group per source, plus release tools.
+
+    corpusforge synth twitter --out demo.zip --tweets 20000 --layout zip-2020
+    corpusforge twitter build demo.zip --out release/
+"""
+
+from __future__ import annotations
+
+import typer
+
+from corpusforge.commands import synth, twitter
+
+app = typer.Typer(
+    name="corpusforge",
+    help="Build clean, reproducible Parquet corpora of text pairs for sentence embeddings.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(twitter.app, name="twitter")
+app.add_typer(synth.app, name="synth")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

@@ -1,0 +1,91 @@
+"""``corpusforge twitter …``: build a weak-pair release from Archive Team Twitter archives."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(help="Twitter archives -> weakly similar pairs.", no_args_is_help=True)
+
+
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def build(
+    ctx: typer.Context,
+    inputs: Annotated[list[str], typer.Argument(help="archive paths, globs or URIs")],
+    out: Annotated[str, typer.Option("--out", help="release directory (path or URI)")],
+    lang: Annotated[
+        list[str], typer.Option("--lang", help="language to keep, by the tweet's lang field")
+    ] = ["en"],  # noqa: B006  (typer needs a literal default)
+    clean: Annotated[str, typer.Option(help="cleaning profile: paper or ct")] = "paper",
+    min_chars: Annotated[int, typer.Option(help="minimum cleaned text length")] = 20,
+    seed: Annotated[int, typer.Option(help="seed of every hashed choice")] = 0,
+    rows_per_shard: Annotated[int, typer.Option(help="target rows per Parquet shard")] = 250_000,
+    max_line_bytes: Annotated[int, typer.Option(help="longer lines are dead-lettered")] = 1 << 20,
+    max_member_bytes: Annotated[
+        int, typer.Option(help="cap on decompressed bytes per member")
+    ] = 4 << 30,
+    runner: Annotated[
+        str | None, typer.Option(help="Beam runner (default: the in-process FnApiRunner)")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="print only errors")] = False,
+) -> None:
+    """Build a release: extract tweets, pair them, write Parquet and manifest.json.
+
+    Extra ``--flag=value`` arguments are passed to Beam as pipeline options.
+    """
+    from corpusforge.options import TwitterConfig
+    from corpusforge.release.twitter_build import build as run_build
+    from corpusforge.sources.twitter.archive import ReadLimits
+
+    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(message)s")
+    try:
+        config = TwitterConfig(
+            inputs=tuple(inputs),
+            out=out,
+            langs=tuple(lang),
+            clean=clean,
+            min_chars=min_chars,
+            seed=seed,
+            rows_per_shard=rows_per_shard,
+            limits=ReadLimits(max_line_bytes, max_member_bytes),
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    beam_args = list(ctx.args)
+    if runner:
+        beam_args.append(f"--runner={runner}")
+    try:
+        manifest = run_build(config, beam_args)
+    except FileNotFoundError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    if not quiet:
+        print_summary(manifest, out)
+    if not manifest["accounting"]["balanced"]:
+        raise typer.Exit(code=3)
+
+
+def print_summary(manifest: dict[str, Any], out: str) -> None:
+    """A short human summary of a release."""
+    console = Console()
+    counts = manifest["counts"]
+    console.print(f"[bold]release[/bold] {out}  (manifest: {out.rstrip('/')}/manifest.json)")
+    console.print(
+        f"read {counts['lines_read']:,} lines from {counts['members_read']:,} members of "
+        f"{len(manifest['inputs'])} archives: {counts['tweets']:,} tweets, "
+        f"{counts['delete_notices']:,} delete notices, {counts['other_messages']:,} other, "
+        f"{counts['dead_letter']:,} dead-lettered"
+    )
+    table = Table("dataset", "pairs", "candidates", "top drop reasons")
+    for name, ds in manifest["datasets"].items():
+        top = sorted(ds["dropped"].items(), key=lambda kv: -kv[1])[:3]
+        table.add_row(name, f"{ds['rows']:,}", f"{ds['candidates']:,}",
+                      ", ".join(f"{k} {v:,}" for k, v in top))
+    console.print(table)
+    balanced = manifest["accounting"]["balanced"]
+    console.print("accounting: " + ("[green]balanced[/green]" if balanced else "[red]NOT balanced[/red]"))

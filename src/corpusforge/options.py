@@ -1,0 +1,127 @@
+"""Pipeline options (runtime flags) and frozen stage configurations.
+
+``TwitterPairsOptions`` is what ``python -m pipelines.twitter_pairs --help`` shows next to the
+standard Beam options (``--runner``, ``--project``, …). :class:`TwitterConfig` is the validated
+stage configuration built from it; every field is recorded in the release manifest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+
+from corpusforge.sources.twitter.archive import ReadLimits
+
+IN_PROCESS_RUNNER = "FnApiRunner"
+DATASETS = ("qt", "rp", "coqt", "corp")
+CLEAN_PROFILES = ("paper", "ct")
+
+
+@dataclass(frozen=True)
+class TwitterConfig:
+    """Everything that decides the rows of a Twitter release.
+
+    Attributes:
+        inputs: archive paths, globs or URIs.
+        out: release directory (local path or URI).
+        langs: languages kept, by the tweet's ``lang`` field; both sides of a pair must match.
+        clean: cleaning profile name (``paper`` or ``ct``).
+        min_chars: minimum length of a cleaned text (the paper's 20 characters).
+        seed: seed of every hashed choice.
+        rows_per_shard: target rows per Parquet shard.
+        limits: caps on line and member sizes while reading archives.
+    """
+
+    inputs: tuple[str, ...]
+    out: str
+    langs: tuple[str, ...] = ("en",)
+    clean: str = "paper"
+    min_chars: int = 20
+    seed: int = 0
+    rows_per_shard: int = 250_000
+    limits: ReadLimits = field(default_factory=ReadLimits)
+
+    def __post_init__(self) -> None:
+        if not self.inputs:
+            raise ValueError("inputs must name at least one archive")
+        if not self.out:
+            raise ValueError("out must name a release directory")
+        if not self.langs or any(not lang or "," in lang for lang in self.langs):
+            raise ValueError(f"langs must be non-empty language codes, got {self.langs!r}")
+        if self.clean not in CLEAN_PROFILES:
+            raise ValueError(f"clean must be one of {CLEAN_PROFILES}, got {self.clean!r}")
+        if self.min_chars < 0:
+            raise ValueError(f"min_chars must be >= 0, got {self.min_chars}")
+        if self.rows_per_shard < 1:
+            raise ValueError(f"rows_per_shard must be >= 1, got {self.rows_per_shard}")
+
+    def extract_settings(self) -> dict[str, Any]:
+        """The settings that decide an archive's extract (its cache key)."""
+        return {"limits": dataclasses.asdict(self.limits)}
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready record of the configuration, for the manifest."""
+        doc = dataclasses.asdict(self)
+        doc["inputs"] = list(self.inputs)
+        doc["langs"] = list(self.langs)
+        return doc
+
+
+class TwitterPairsOptions(PipelineOptions):
+    """Flags of the Twitter pair pipeline (``python -m pipelines.twitter_pairs``)."""
+
+    @classmethod
+    def _add_argparse_args(cls, parser: Any) -> None:
+        parser.add_argument(
+            "--input", dest="inputs", action="append", default=None,
+            help="archive path, glob or URI (gs://, s3://, http(s)://); repeat for several",
+        )
+        parser.add_argument("--out", required=False, help="release directory (path or URI)")
+        parser.add_argument(
+            "--lang", dest="langs", action="append", default=None,
+            help="language to keep, by the tweet's lang field (repeat; default: en)",
+        )
+        parser.add_argument("--clean", default="paper", choices=CLEAN_PROFILES,
+                            help="cleaning profile (default: paper)")
+        parser.add_argument("--min_chars", type=int, default=20,
+                            help="minimum cleaned text length (default: 20)")
+        parser.add_argument("--seed", type=int, default=0, help="seed of every hashed choice")
+        parser.add_argument("--rows_per_shard", type=int, default=250_000,
+                            help="target rows per Parquet shard")
+        parser.add_argument("--max_line_bytes", type=int, default=ReadLimits.max_line_bytes,
+                            help="longer lines are dead-lettered")
+        parser.add_argument("--max_member_bytes", type=int, default=ReadLimits.max_member_bytes,
+                            help="cap on decompressed bytes per archive member")
+
+    def to_config(self) -> TwitterConfig:
+        """Validate the flags into a :class:`TwitterConfig`."""
+        o = self.get_all_options()
+        if not o.get("inputs"):
+            raise ValueError("--input is required")
+        if not o.get("out"):
+            raise ValueError("--out is required")
+        return TwitterConfig(
+            inputs=tuple(o["inputs"]),
+            out=o["out"],
+            langs=tuple(o.get("langs") or ("en",)),
+            clean=o["clean"],
+            min_chars=o["min_chars"],
+            seed=o["seed"],
+            rows_per_shard=o["rows_per_shard"],
+            limits=ReadLimits(o["max_line_bytes"], o["max_member_bytes"]),
+        )
+
+
+def with_default_runner(options: PipelineOptions) -> PipelineOptions:
+    """Pin Beam's in-process runner when no ``--runner`` was given.
+
+    apache-beam 2.77's ``DirectRunner`` first tries to download the Prism runner binary; the
+    in-process ``FnApiRunner`` never reaches for the network.
+    """
+    standard = options.view_as(StandardOptions)
+    if not standard.runner:
+        standard.runner = IN_PROCESS_RUNNER
+    return options

@@ -1,0 +1,495 @@
+"""Archives -> a Twitter pair release: the driver that runs the stages and writes the manifest.
+
+    corpusforge twitter build twitter-stream-2021-01-01.zip --out release/
+
+Layout of a release ``DIR``:
+
+- ``tweets/<archive>-<key>/{tweets,deletes}/part-*.parquet``: each archive's extract
+  (``schemas/tweet.v1``, ``schemas/delete.v1``), reused by later builds: ``<key>`` hashes the
+  archive's sha256 and the extract settings, so a re-run skips archives already extracted
+  with the same settings and a rebuild of the pairs never decodes the archives again;
+- ``dead_letter/<archive>-<key>/part-*.parquet``: what could not be read, with reasons;
+- ``pairs/{qt,rp,coqt,corp}/part-*.parquet``: the training pairs (``schemas/pair.v1``);
+- ``manifest.json``: configuration, inputs (size, sha256), every file (rows, sha256), counts
+  and the accounting identities (``schemas/manifest.v1.schema.json``).
+
+Pairs are written to ``_staging/`` first and moved into place when the pipeline has finished,
+so a killed build leaves no half-written release behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import platform
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.io.parquetio import ReadAllFromParquet
+from apache_beam.options.pipeline_options import PipelineOptions
+
+import corpusforge
+from corpusforge.options import DATASETS, TwitterConfig, with_default_runner
+from corpusforge.schemas import (
+    DEAD_LETTER,
+    DELETE,
+    MANIFEST,
+    PAIR,
+    TWEET,
+    SchemaRef,
+    arrow_schema,
+    validate_json,
+)
+from corpusforge.sinks.parquet import WriteParquetShards, shard_name, write_file_atomically, write_rows
+from corpusforge.sources.twitter.archive import archive_name, open_uri
+from corpusforge.sources.twitter.conversations import CHILDREN_PER_PAIR
+from corpusforge.transforms.twitter import ExtractedTweets, TwitterPairs
+
+log = logging.getLogger(__name__)
+
+EXTRACT_VERSION = 1
+"""Bump when extraction output changes for the same input: old extracts are then rebuilt."""
+
+_GLOB = re.compile(r"[*?\[]")
+_SUCCESS = "_SUCCESS"
+_FILES = "_files.json"
+_COUNTS = "_counts.json"
+
+
+@dataclass(frozen=True)
+class InputArchive:
+    """One input archive as the manifest records it."""
+
+    uri: str
+    name: str
+    bytes: int
+    sha256: str
+    extract: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "uri": self.uri,
+            "name": self.name,
+            "bytes": self.bytes,
+            "sha256": self.sha256,
+            "extract": f"tweets/{self.extract}",
+        }
+
+
+def expand_inputs(patterns: Iterable[str]) -> list[str]:
+    """Paths, globs and URIs -> the sorted list of archive URIs; an empty match is an error."""
+    uris: set[str] = set()
+    for pattern in patterns:
+        if pattern.startswith(("http://", "https://")):
+            uris.add(pattern)
+            continue
+        if _GLOB.search(pattern):
+            matched = [m.path for m in FileSystems.match([pattern])[0].metadata_list]
+            if not matched:
+                raise FileNotFoundError(f"input pattern {pattern!r} matched no file")
+            uris.update(matched)
+        elif FileSystems.exists(pattern):
+            uris.add(pattern)
+        else:
+            raise FileNotFoundError(f"input {pattern!r} does not exist")
+    return sorted(uris)
+
+
+def describe_input(uri: str, config: TwitterConfig) -> InputArchive:
+    """Size, sha256 and extract folder name of one archive (reads it once, streaming)."""
+    digest = hashlib.sha256()
+    size = 0
+    with open_uri(uri) as f:
+        while chunk := f.read(1 << 22):
+            digest.update(chunk)
+            size += len(chunk)
+    sha = digest.hexdigest()
+    settings = {
+        "archive_sha256": sha,
+        "extract_version": EXTRACT_VERSION,
+        "schemas": [str(TWEET), str(DELETE), str(DEAD_LETTER)],
+        **config.extract_settings(),
+    }
+    key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
+    name = archive_name(uri)
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".") or "archive"
+    return InputArchive(uri, name, size, sha, f"{safe}-{key}")
+
+
+def _join(*parts: str) -> str:
+    return FileSystems.join(*parts)
+
+
+def _read_json(path: str) -> Any:
+    with FileSystems.open(path) as f:
+        return json.loads(f.read().decode("utf-8"))
+
+
+def _write_json(path: str, doc: Any) -> None:
+    data = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8") + b"\n"
+    write_file_atomically(path, data)
+
+
+def _delete_tree(path: str) -> None:
+    if FileSystems.exists(path):
+        FileSystems.delete([path])
+
+
+def _ensure_dir(path: str) -> None:
+    if not FileSystems.exists(path):
+        FileSystems.mkdirs(path)
+
+
+def _pipeline_options(beam_args: list[str]) -> PipelineOptions:
+    return with_default_runner(PipelineOptions(beam_args))
+
+
+# ---------------------------------------------------------------------------------------
+# Stage 1: extract
+
+
+class _WriteJsonPerKeyFn(beam.DoFn):  # type: ignore[misc]
+    """(folder, items) -> folder/<name>, with items turned into a JSON document."""
+
+    def __init__(self, name: str, to_doc: Callable[[Iterable[Any]], Any]) -> None:
+        self._name = name
+        self._to_doc = to_doc
+
+    def process(self, element: tuple[str, Iterable[Any]]) -> None:
+        folder, items = element
+        _write_json(_join(folder, self._name), self._to_doc(items))
+
+
+def _file_list(infos: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(infos, key=lambda i: i["path"])
+
+
+def _run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list[str]) -> None:
+    tweet_dirs = {a.uri: _join(config.out, "tweets", a.extract) for a in todo}
+    dead_dirs = {_join(config.out, "tweets", a.extract): _join(config.out, "dead_letter", a.extract)
+                 for a in todo}
+    for a in todo:  # leftovers of a killed run are never mixed with a fresh extract
+        _delete_tree(tweet_dirs[a.uri])
+        _delete_tree(dead_dirs[tweet_dirs[a.uri]])
+    with beam.Pipeline(options=_pipeline_options(beam_args)) as p:
+        ex = p | "Archives" >> beam.Create(sorted(tweet_dirs)) | "Extract" >> ExtractedTweets(
+            tweet_dirs, config.limits
+        )
+        tweet_files = (
+            ex["tweets"]
+            | "TweetDest" >> beam.Map(lambda kv: (_join(kv[0], "tweets"), kv[1]))
+            | "WriteTweets" >> WriteParquetShards(TWEET, _tweet_key, config.rows_per_shard)
+        )
+        delete_files = (
+            ex["deletes"]
+            | "DeleteDest" >> beam.Map(lambda kv: (_join(kv[0], "deletes"), kv[1]))
+            | "WriteDeletes" >> WriteParquetShards(DELETE, _tweet_key, config.rows_per_shard)
+        )
+        dead_files = (
+            ex["dead"]
+            | "DeadDest" >> beam.Map(lambda kv, d: (d[kv[0]], kv[1]), dead_dirs)
+            | "WriteDead" >> WriteParquetShards(DEAD_LETTER, _dead_key, config.rows_per_shard)
+        )
+        (
+            (tweet_files, delete_files, dead_files)
+            | "AllFiles" >> beam.Flatten()
+            | "FilesByExtract" >> beam.Map(_extract_of, list(dead_dirs.items()))
+            | "GroupFiles" >> beam.GroupByKey()
+            | "WriteFileLists" >> beam.ParDo(_WriteJsonPerKeyFn(_FILES, _file_list))
+        )
+        (
+            ex["counts"]
+            | "CountsByExtract" >> beam.Map(lambda kv: (kv[0][0], (kv[0][1], kv[1])))
+            | "GroupCounts" >> beam.GroupByKey()
+            | "WriteCounts" >> beam.ParDo(_WriteJsonPerKeyFn(_COUNTS, lambda kvs: dict(sorted(kvs))))
+        )
+    for a in todo:
+        folder = tweet_dirs[a.uri]
+        if not FileSystems.exists(_join(folder, _FILES)):
+            _write_json(_join(folder, _FILES), [])
+        _write_json(_join(folder, _SUCCESS), a.to_json())
+
+
+def _tweet_key(row: Mapping[str, Any]) -> int:
+    return int(row["id"])
+
+
+def _dead_key(row: Mapping[str, Any]) -> tuple[str, str, int, str, str]:
+    return (
+        row["origin_archive"] or "",
+        row["origin_member"] or "",
+        row["origin_line"] if row["origin_line"] is not None else -1,
+        row["reason"],
+        row["detail"],
+    )
+
+
+def _extract_of(info: dict[str, Any], dead_dirs: list[tuple[str, str]]) -> tuple[str, dict[str, Any]]:
+    path = info["path"]
+    for tweet_dir, dead_dir in dead_dirs:
+        if path.startswith(tweet_dir.rstrip("/") + "/") or path.startswith(dead_dir.rstrip("/") + "/"):
+            return tweet_dir, info
+    raise ValueError(f"file {path} is outside every extract folder")
+
+
+def _extract_is_complete(folder: str) -> bool:
+    return all(FileSystems.exists(_join(folder, n)) for n in (_SUCCESS, _FILES, _COUNTS))
+
+
+# ---------------------------------------------------------------------------------------
+# Stage 2: pairs
+
+
+def _run_pairs(
+    tweet_files: list[str], delete_files: list[str], config: TwitterConfig, beam_args: list[str],
+    staging: str,
+) -> None:
+    with beam.Pipeline(options=_pipeline_options(beam_args)) as p:
+        tweets = _read_parquet(p, "Tweets", tweet_files)
+        deletes = _read_parquet(p, "Deletes", delete_files)
+        result = {"tweets": tweets, "deletes": deletes} | "Pairs" >> TwitterPairs(
+            config.clean, config.min_chars, config.langs, config.seed
+        )
+        files = (
+            result["pairs"]
+            | "PairDest" >> beam.Map(lambda r: (_join(staging, "pairs", r["dataset"]), r))
+            | "WritePairs" >> WriteParquetShards(PAIR, _pair_key, config.rows_per_shard)
+        )
+        (
+            files
+            | "OneFileList" >> beam.Map(lambda info: (staging, info))
+            | "GroupPairFiles" >> beam.GroupByKey()
+            | "WritePairFileList" >> beam.ParDo(_WriteJsonPerKeyFn(_FILES, _file_list))
+        )
+        (
+            result["counts"]
+            | "OneCounts" >> beam.Map(lambda kv: (staging, kv))
+            | "GroupPairCounts" >> beam.GroupByKey()
+            | "WritePairCounts" >> beam.ParDo(_WriteJsonPerKeyFn(_COUNTS, lambda kvs: dict(sorted(kvs))))
+        )
+
+
+def _read_parquet(p: beam.Pipeline, label: str, files: list[str]) -> beam.PCollection:
+    paths = p | f"{label}Files" >> beam.Create(files)
+    if not files:
+        return paths
+    return paths | f"Read{label}" >> ReadAllFromParquet(columns=None)
+
+
+def _pair_key(row: Mapping[str, Any]) -> tuple[int, int]:
+    return int(row["anchor_id"]), int(row["positive_id"])
+
+
+# ---------------------------------------------------------------------------------------
+# Publishing and the manifest
+
+
+def _publish_pairs(config: TwitterConfig, staging: str) -> list[dict[str, Any]]:
+    """Move staged pair shards into ``pairs/``; an empty dataset gets one empty shard."""
+    staged = _read_json(_join(staging, _FILES)) if FileSystems.exists(_join(staging, _FILES)) else []
+    _delete_tree(_join(config.out, "pairs"))
+    published = []
+    for info in staged:
+        target = info["path"].replace(staging.rstrip("/") + "/", config.out.rstrip("/") + "/", 1)
+        _ensure_dir(target.rsplit("/", 1)[0])
+        FileSystems.rename([info["path"]], [target])
+        published.append({**info, "path": target})
+    present = {i["path"].rstrip("/").split("/")[-2] for i in published}
+    for dataset in DATASETS:
+        if dataset not in present:
+            path = _join(config.out, "pairs", dataset, shard_name(0, 1))
+            _ensure_dir(_join(config.out, "pairs", dataset))
+            published.append(write_rows(path, [], arrow_schema(PAIR)))
+    return published
+
+
+def _relative(path: str, root: str) -> str:
+    prefix = root.rstrip("/") + "/"
+    return path[len(prefix):] if path.startswith(prefix) else path
+
+
+def _software() -> dict[str, str]:
+    versions = {"python": platform.python_version(), "corpusforge": corpusforge.__version__}
+    for dist in ("apache-beam", "pyarrow", "orjson", "ftfy", "emoji"):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = "not installed"
+    return versions
+
+
+def _nested(flat: Mapping[str, int], prefix: str) -> dict[str, int]:
+    return {k[len(prefix):]: v for k, v in sorted(flat.items()) if k.startswith(prefix)}
+
+
+def assemble_counts(
+    extract_counts: Iterable[Mapping[str, int]], pair_counts: Mapping[str, int]
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """Sum the stages' flat counters into the manifest's ``counts`` and ``datasets``."""
+    total: Counter[str] = Counter()
+    for counts in extract_counts:
+        total.update(counts)
+    total.update(pair_counts)
+    dead_letter = total["dead_letter_lines"] + total["dead_letter_members"] + total["dead_letter_archives"]
+    dropped: Counter[str] = Counter(_nested(total, "tweets_dropped."))
+    datasets: dict[str, dict[str, Any]] = {}
+    for dataset in DATASETS:
+        ds_dropped = _nested(total, f"pairs.{dataset}.dropped.")
+        dropped.update({f"{dataset}.{k}": v for k, v in ds_dropped.items()})
+        datasets[dataset] = {
+            "rows": total[f"pairs.{dataset}.rows"],
+            "candidates": total[f"pairs.{dataset}.candidates"],
+            "dropped": ds_dropped,
+        }
+    counts: dict[str, Any] = {
+        key: total[key]
+        for key in (
+            "archives", "members_listed", "members_read", "lines_read", "tweets", "retweets",
+            "delete_notices", "other_messages", "records", "embedded_skipped",
+            "dead_letter_archives", "dead_letter_members", "dead_letter_lines",
+            "tweets_distinct", "tweets_eligible", "deletes_not_in_input",
+        )
+    }
+    counts["dead_letter"] = dead_letter
+    counts["dead_letter_reasons"] = _nested(total, "dead_letter.")
+    counts["members_skipped"] = _nested(total, "members_skipped.")
+    counts["other"] = _nested(total, "other.")
+    counts["dropped"] = dict(sorted(dropped.items()))
+    return counts, datasets
+
+
+def accounting_identities(
+    counts: Mapping[str, Any], datasets: Mapping[str, Mapping[str, Any]],
+    file_rows: Mapping[str, int],
+) -> list[dict[str, Any]]:
+    """The equalities that make a release's accounting close, each with both sides."""
+
+    def identity(name: str, lhs: int, rhs: int) -> dict[str, Any]:
+        return {"name": name, "lhs": lhs, "rhs": rhs, "holds": lhs == rhs}
+
+    tweet_drops = sum(v for k, v in counts["dropped"].items() if "." not in k)
+    checks = [
+        identity(
+            "lines_read == tweets + delete_notices + other_messages + dead_letter_lines",
+            counts["lines_read"],
+            counts["tweets"] + counts["delete_notices"] + counts["other_messages"]
+            + counts["dead_letter_lines"],
+        ),
+        identity("members_listed == members_read", counts["members_listed"], counts["members_read"]),
+        identity(
+            "tweets_distinct == tweets_eligible + tweet-level drops",
+            counts["tweets_distinct"], counts["tweets_eligible"] + tweet_drops,
+        ),
+    ]
+    for dataset, ds in datasets.items():
+        k = CHILDREN_PER_PAIR[dataset]
+        checks.append(identity(
+            f"{dataset}: candidates == {k} * rows + dropped",
+            ds["candidates"], k * ds["rows"] + sum(ds["dropped"].values()),
+        ))
+        checks.append(identity(
+            f"{dataset}: rows == rows in pairs/{dataset}/", ds["rows"], file_rows.get(dataset, 0)
+        ))
+    return checks
+
+
+def build(config: TwitterConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
+    """Run the whole build and write ``config.out/manifest.json``; returns the manifest.
+
+    Args:
+        config: validated configuration.
+        beam_args: Beam pipeline flags (``--runner``, …); the in-process runner by default.
+    """
+    beam_args = list(beam_args or [])
+    uris = expand_inputs(config.inputs)
+    log.info("%d input archives", len(uris))
+    archives = [describe_input(uri, config) for uri in uris]
+    folders = {a.uri: _join(config.out, "tweets", a.extract) for a in archives}
+    todo = [a for a in archives if not _extract_is_complete(folders[a.uri])]
+    log.info("extracting %d archives, reusing %d", len(todo), len(archives) - len(todo))
+    if todo:
+        _run_extract(todo, config, beam_args)
+
+    extract_files: list[dict[str, Any]] = []
+    extract_counts = []
+    for a in archives:
+        extract_files += _read_json(_join(folders[a.uri], _FILES))
+        extract_counts.append(_read_json(_join(folders[a.uri], _COUNTS)))
+    tweet_files = [i["path"] for i in extract_files if _schema_of(i["path"]) == TWEET]
+    delete_files = [i["path"] for i in extract_files if _schema_of(i["path"]) == DELETE]
+
+    staging = _join(config.out, "_staging")
+    _delete_tree(staging)
+    _run_pairs(tweet_files, delete_files, config, beam_args, staging)
+    pair_counts = _read_json(_join(staging, _COUNTS)) if FileSystems.exists(
+        _join(staging, _COUNTS)) else {}
+    pair_files = _publish_pairs(config, staging)
+    _delete_tree(staging)
+
+    manifest = _manifest(config, beam_args, archives, extract_files, extract_counts, pair_counts,
+                         pair_files)
+    validate_json(MANIFEST, manifest)
+    _write_json(_join(config.out, "manifest.json"), manifest)
+    return manifest
+
+
+def _schema_of(path: str) -> SchemaRef:
+    folder = path.rsplit("/", 2)[-2]
+    if folder == "tweets":
+        return TWEET
+    if folder == "deletes":
+        return DELETE
+    if "/dead_letter/" in path:
+        return DEAD_LETTER
+    return PAIR
+
+
+def _manifest(
+    config: TwitterConfig,
+    beam_args: list[str],
+    archives: list[InputArchive],
+    extract_files: list[dict[str, Any]],
+    extract_counts: list[dict[str, int]],
+    pair_counts: dict[str, int],
+    pair_files: list[dict[str, Any]],
+) -> dict[str, Any]:
+    files = [
+        {
+            "path": _relative(i["path"], config.out),
+            "rows": i["rows"],
+            "bytes": i["bytes"],
+            "sha256": i["sha256"],
+            "schema": str(_schema_of(i["path"])),
+        }
+        for i in sorted(extract_files + pair_files, key=lambda i: i["path"])
+    ]
+    counts, datasets = assemble_counts(extract_counts, pair_counts)
+    file_rows: Counter[str] = Counter()
+    for f in files:
+        if f["path"].startswith("pairs/"):
+            file_rows[f["path"].split("/")[1]] += f["rows"]
+    for dataset, ds in datasets.items():
+        ds["files"] = [f["path"] for f in files if f["path"].startswith(f"pairs/{dataset}/")]
+    identities = accounting_identities(counts, datasets, file_rows)
+    options = PipelineOptions(beam_args).get_all_options(drop_default=True)
+    return {
+        "manifest_version": MANIFEST.version,
+        "kind": "twitter-pairs",
+        "corpusforge_version": corpusforge.__version__,
+        "software": _software(),
+        "schemas": {ref.name: str(ref) for ref in (TWEET, DELETE, DEAD_LETTER, PAIR)},
+        "config": config.to_json(),
+        "runner": str(options.get("runner") or "FnApiRunner"),
+        "inputs": [a.to_json() for a in archives],
+        "files": files,
+        "datasets": datasets,
+        "counts": counts,
+        "accounting": {"balanced": all(i["holds"] for i in identities), "identities": identities},
+    }
