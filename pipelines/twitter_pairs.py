@@ -28,8 +28,11 @@ def run(argv: list[str] | None = None) -> int:
         return 2
     manifest = build(config, argv)
     summary = {name: ds["rows"] for name, ds in manifest["datasets"].items()}
-    print(json.dumps({"out": config.out, "pairs": summary,
-                      "balanced": manifest["accounting"]["balanced"]}))
+    print(
+        json.dumps(
+            {"out": config.out, "pairs": summary, "balanced": manifest["accounting"]["balanced"]}
+        )
+    )
     return 0
 
 

@@ -1,7 +1,7 @@
 """The ``corpusforge`` command line: one sub-command group per source, plus release tools.
 
-    corpusforge synth twitter --out demo.zip --tweets 20000 --layout zip-2020
-    corpusforge twitter build demo.zip --out release/
+corpusforge synth twitter --out demo.zip --tweets 20000 --layout zip-2020
+corpusforge twitter build demo.zip --out release/
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from typing import Any
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from corpusforge.sources.twitter.archive import ReadLimits
+from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
 
 IN_PROCESS_RUNNER = "FnApiRunner"
 DATASETS = ("qt", "rp", "coqt", "corp")
@@ -33,6 +34,10 @@ class TwitterConfig:
         seed: seed of every hashed choice.
         rows_per_shard: target rows per Parquet shard.
         limits: caps on line and member sizes while reading archives.
+        benchmarks: sizes of the held-out ranking benchmarks (``queries=0``: none).
+        pairs_per_dataset: sample each training dataset down to this many pairs (the paper
+            used 250,000); ``None`` keeps all.
+        decontaminate: external evaluation files whose texts are kept out of training.
     """
 
     inputs: tuple[str, ...]
@@ -43,8 +48,13 @@ class TwitterConfig:
     seed: int = 0
     rows_per_shard: int = 250_000
     limits: ReadLimits = field(default_factory=ReadLimits)
+    benchmarks: BenchmarkConfig = field(default_factory=BenchmarkConfig)
+    pairs_per_dataset: int | None = None
+    decontaminate: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if self.pairs_per_dataset is not None and self.pairs_per_dataset < 1:
+            raise ValueError(f"pairs_per_dataset must be >= 1, got {self.pairs_per_dataset}")
         if not self.inputs:
             raise ValueError("inputs must name at least one archive")
         if not self.out:
@@ -67,6 +77,7 @@ class TwitterConfig:
         doc = dataclasses.asdict(self)
         doc["inputs"] = list(self.inputs)
         doc["langs"] = list(self.langs)
+        doc["decontaminate"] = list(self.decontaminate)
         return doc
 
 
@@ -76,25 +87,65 @@ class TwitterPairsOptions(PipelineOptions):
     @classmethod
     def _add_argparse_args(cls, parser: Any) -> None:
         parser.add_argument(
-            "--input", dest="inputs", action="append", default=None,
+            "--input",
+            dest="inputs",
+            action="append",
+            default=None,
             help="archive path, glob or URI (gs://, s3://, http(s)://); repeat for several",
         )
         parser.add_argument("--out", required=False, help="release directory (path or URI)")
         parser.add_argument(
-            "--lang", dest="langs", action="append", default=None,
+            "--lang",
+            dest="langs",
+            action="append",
+            default=None,
             help="language to keep, by the tweet's lang field (repeat; default: en)",
         )
-        parser.add_argument("--clean", default="paper", choices=CLEAN_PROFILES,
-                            help="cleaning profile (default: paper)")
-        parser.add_argument("--min_chars", type=int, default=20,
-                            help="minimum cleaned text length (default: 20)")
+        parser.add_argument(
+            "--clean",
+            default="paper",
+            choices=CLEAN_PROFILES,
+            help="cleaning profile (default: paper)",
+        )
+        parser.add_argument(
+            "--min_chars", type=int, default=20, help="minimum cleaned text length (default: 20)"
+        )
         parser.add_argument("--seed", type=int, default=0, help="seed of every hashed choice")
-        parser.add_argument("--rows_per_shard", type=int, default=250_000,
-                            help="target rows per Parquet shard")
-        parser.add_argument("--max_line_bytes", type=int, default=ReadLimits.max_line_bytes,
-                            help="longer lines are dead-lettered")
-        parser.add_argument("--max_member_bytes", type=int, default=ReadLimits.max_member_bytes,
-                            help="cap on decompressed bytes per archive member")
+        parser.add_argument(
+            "--rows_per_shard", type=int, default=250_000, help="target rows per Parquet shard"
+        )
+        parser.add_argument(
+            "--benchmark_queries",
+            type=int,
+            default=5000,
+            help="queries per held-out benchmark; 0 builds none",
+        )
+        parser.add_argument("--benchmark_positives", type=int, default=5)
+        parser.add_argument("--benchmark_negatives", type=int, default=25)
+        parser.add_argument(
+            "--pairs_per_dataset",
+            type=int,
+            default=None,
+            help="sample each dataset to this many pairs (default: keep all)",
+        )
+        parser.add_argument(
+            "--decontaminate",
+            action="append",
+            default=None,
+            help="evaluation file whose texts stay out of training (repeat)",
+        )
+        parser.add_argument(
+            "--max_line_bytes",
+            type=int,
+            default=ReadLimits.max_line_bytes,
+            help="longer lines are dead-lettered",
+        )
+        parser.add_argument(
+            "--max_member_bytes",
+            type=int,
+            default=ReadLimits.max_member_bytes,
+            help="cap on decompressed bytes per archive member",
+        )
 
     def to_config(self) -> TwitterConfig:
         """Validate the flags into a :class:`TwitterConfig`."""
@@ -112,6 +163,11 @@ class TwitterPairsOptions(PipelineOptions):
             seed=o["seed"],
             rows_per_shard=o["rows_per_shard"],
             limits=ReadLimits(o["max_line_bytes"], o["max_member_bytes"]),
+            benchmarks=BenchmarkConfig(
+                o["benchmark_queries"], o["benchmark_positives"], o["benchmark_negatives"]
+            ),
+            pairs_per_dataset=o.get("pairs_per_dataset"),
+            decontaminate=tuple(o.get("decontaminate") or ()),
         )
 
 

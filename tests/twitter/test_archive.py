@@ -44,7 +44,9 @@ def _tar(path: Path, members: dict[str, bytes], mode: str = "w") -> str:
     return str(path)
 
 
-def _read_all(uri: str, limits: ReadLimits | None = None) -> tuple[list[tuple[str, int, bytes]], list]:
+def _read_all(
+    uri: str, limits: ReadLimits | None = None
+) -> tuple[list[tuple[str, int, bytes]], list]:
     lines, other = [], []
     for ref in list_members(uri):
         if not isinstance(ref, MemberRef):
@@ -85,17 +87,22 @@ def test_zip_with_directories_and_stray_members(tmp_path: Path) -> None:
         ("2021/01/01/00/00.json.bz2", i + 1, line) for i, line in enumerate(LINES)
     ]
     assert sorted(o.reason for o in other) == [
-        SkipReason.DIRECTORY, SkipReason.DIRECTORY, SkipReason.STRAY
+        SkipReason.DIRECTORY,
+        SkipReason.DIRECTORY,
+        SkipReason.STRAY,
     ]
 
 
 def test_multistream_bz2_and_multimember_gzip(tmp_path: Path) -> None:
     two_streams = bz2.compress(LINES[0] + b"\n") + bz2.compress(LINES[1] + b"\n" + LINES[2] + b"\n")
     two_members = gzip.compress(LINES[0] + b"\n") + gzip.compress(LINES[1] + b"\n")
-    uri = _tar(tmp_path / "twitter_stream_2019_06_01.tar", {
-        "2019/06/01/00/00.json.bz2": two_streams,
-        "20220301/20220301000000.json.gz": two_members,
-    })
+    uri = _tar(
+        tmp_path / "twitter_stream_2019_06_01.tar",
+        {
+            "2019/06/01/00/00.json.bz2": two_streams,
+            "20220301/20220301000000.json.gz": two_members,
+        },
+    )
     lines, other = _read_all(uri)
     assert other == []
     assert [line for _, _, line in lines] == [*LINES, LINES[0], LINES[1]]
@@ -103,8 +110,13 @@ def test_multistream_bz2_and_multimember_gzip(tmp_path: Path) -> None:
 
 def test_truncated_bz2_member_keeps_lines_before_the_damage(tmp_path: Path) -> None:
     data = bz2.compress(b"\n".join(LINES * 200) + b"\n")
-    uri = _tar(tmp_path / "a.tar", {"2019/06/01/00/00.json.bz2": data[: len(data) // 2],
-                                    "2019/06/01/00/01.json.bz2": bz2.compress(LINES[0] + b"\n")})
+    uri = _tar(
+        tmp_path / "a.tar",
+        {
+            "2019/06/01/00/00.json.bz2": data[: len(data) // 2],
+            "2019/06/01/00/01.json.bz2": bz2.compress(LINES[0] + b"\n"),
+        },
+    )
     lines, other = _read_all(uri)
     reasons = [o.reason for o in other]
     assert ReadReason.MEMBER_TRUNCATED in reasons
@@ -164,11 +176,15 @@ def test_bad_magic_member(tmp_path: Path) -> None:
 
 
 def test_tar_gz_is_walked_in_one_pass(tmp_path: Path) -> None:
-    uri = _tar(tmp_path / "a.tar.gz", {
-        "2019/06/01/00/00.json.bz2": bz2.compress(LINES[0] + b"\n"),
-        "2019/06/01/00/.nfs0001": b"x",
-        "2019/06/01/00/01.json.bz2": bz2.compress(LINES[1] + b"\n"),
-    }, mode="w:gz")
+    uri = _tar(
+        tmp_path / "a.tar.gz",
+        {
+            "2019/06/01/00/00.json.bz2": bz2.compress(LINES[0] + b"\n"),
+            "2019/06/01/00/.nfs0001": b"x",
+            "2019/06/01/00/01.json.bz2": bz2.compress(LINES[1] + b"\n"),
+        },
+        mode="w:gz",
+    )
     refs = list(list_members(uri))
     assert [(r.member, r.container) for r in refs if isinstance(r, MemberRef)] == [("*", "targz")]
     lines, other = _read_all(uri)
@@ -178,7 +194,10 @@ def test_tar_gz_is_walked_in_one_pass(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "reason"),
-    [(b"", ReadReason.ARCHIVE_NOT_AN_ARCHIVE), (b"hello, I am not an archive", ReadReason.ARCHIVE_NOT_AN_ARCHIVE)],
+    [
+        (b"", ReadReason.ARCHIVE_NOT_AN_ARCHIVE),
+        (b"hello, I am not an archive", ReadReason.ARCHIVE_NOT_AN_ARCHIVE),
+    ],
 )
 def test_not_an_archive(tmp_path: Path, content: bytes, reason: ReadReason) -> None:
     path = tmp_path / "x.zip"

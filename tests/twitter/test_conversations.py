@@ -13,9 +13,17 @@ from corpusforge.sources.twitter.conversations import (
 from corpusforge.text.clean import get_profile
 
 
-def node(i: int, text: str | None = None, reason: DropReason | None = None, lang: str = "en") -> Node:
-    return Node(i, text if text is not None or reason else f"text number {i} long enough", lang,
-                reason, None, None)
+def node(
+    i: int, text: str | None = None, reason: DropReason | None = None, lang: str = "en"
+) -> Node:
+    return Node(
+        i,
+        text if text is not None or reason else f"text number {i} long enough",
+        lang,
+        reason,
+        None,
+        None,
+    )
 
 
 def record(text: str, lang: str | None = "en", **kw: object) -> dict[str, object]:
@@ -26,17 +34,41 @@ PAPER = get_profile("paper")
 
 
 def test_make_node_cleans_and_filters_in_order() -> None:
-    ok = make_node(record("Look at THIS https://t.co/abc @bob it's great"), deleted=False,
-                   held_out=False, profile=PAPER, min_chars=20, langs={"en"})
+    ok = make_node(
+        record("Look at THIS https://t.co/abc @bob it's great"),
+        deleted=False,
+        held_out=False,
+        profile=PAPER,
+        min_chars=20,
+        langs={"en"},
+    )
     assert (ok.text, ok.reason, ok.quote_of) == ("look at this it's great", None, 2)
-    short = make_node(record("so true @bob https://t.co/x"), deleted=False, held_out=False,
-                      profile=PAPER, min_chars=20, langs={"en"})
+    short = make_node(
+        record("so true @bob https://t.co/x"),
+        deleted=False,
+        held_out=False,
+        profile=PAPER,
+        min_chars=20,
+        langs={"en"},
+    )
     assert (short.text, short.reason) == (None, DropReason.CLEAN_TOO_SHORT)
-    es = make_node(record("una frase bastante larga en español", lang="es"), deleted=False,
-                   held_out=False, profile=PAPER, min_chars=20, langs={"en"})
+    es = make_node(
+        record("una frase bastante larga en español", lang="es"),
+        deleted=False,
+        held_out=False,
+        profile=PAPER,
+        min_chars=20,
+        langs={"en"},
+    )
     assert es.reason is DropReason.TWEET_LANG_NOT_SELECTED
-    gone = make_node(record("a long enough tweet that was deleted"), deleted=True, held_out=True,
-                     profile=PAPER, min_chars=20, langs={"en"})
+    gone = make_node(
+        record("a long enough tweet that was deleted"),
+        deleted=True,
+        held_out=True,
+        profile=PAPER,
+        min_chars=20,
+        langs={"en"},
+    )
     assert gone.reason is DropReason.TWEET_DELETED
 
 
@@ -88,8 +120,14 @@ def test_missing_or_ineligible_parent_drops_direct_pairs_but_not_co_pairs() -> N
 def test_co_pairs_need_two_distinct_texts() -> None:
     single = select_pairs(100, None, [node(1)], [], seed=0, datasets=("coqt",))
     assert single.pairs == [] and single.dropped == {("coqt", DropReason.PAIR_SINGLE_CHILD): 1}
-    same = select_pairs(100, None, [node(1, "happy new year to all"), node(2, "happy new year to all")],
-                        [], seed=0, datasets=("coqt",))
+    same = select_pairs(
+        100,
+        None,
+        [node(1, "happy new year to all"), node(2, "happy new year to all")],
+        [],
+        seed=0,
+        datasets=("coqt",),
+    )
     assert same.pairs == [] and same.dropped == {("coqt", DropReason.PAIR_IDENTICAL_SIDES): 2}
 
 

@@ -19,31 +19,76 @@ def _parse(obj: object) -> object:
 
 
 def test_plain_v1_tweet_uses_timestamp_ms_and_keeps_origin() -> None:
-    p = _parse({"id_str": "10", "id": 10, "user": USER, "text": "hello &amp; world", "lang": "en",
-                "created_at": "Fri Jan 01 17:29:00 +0000 2021", "timestamp_ms": "1609522140658",
-                "in_reply_to_status_id_str": "9"})
+    p = _parse(
+        {
+            "id_str": "10",
+            "id": 10,
+            "user": USER,
+            "text": "hello &amp; world",
+            "lang": "en",
+            "created_at": "Fri Jan 01 17:29:00 +0000 2021",
+            "timestamp_ms": "1609522140658",
+            "in_reply_to_status_id_str": "9",
+        }
+    )
     assert p.kind is LineKind.TWEET
-    assert p.records == [{
-        "id": 10, "created_at": 1609522140658, "lang": "en", "text": "hello &amp; world",
-        "reply_to_id": 9, "quote_of_id": None, "embedded_only": False,
-        "origin_archive": "a.zip", "origin_member": "m.json.bz2", "origin_line": 7,
-    }]
+    assert p.records == [
+        {
+            "id": 10,
+            "created_at": 1609522140658,
+            "lang": "en",
+            "text": "hello &amp; world",
+            "reply_to_id": 9,
+            "quote_of_id": None,
+            "embedded_only": False,
+            "origin_archive": "a.zip",
+            "origin_member": "m.json.bz2",
+            "origin_line": 7,
+        }
+    ]
 
 
 def test_extended_tweet_full_text_wins_over_truncated_text() -> None:
-    p = _parse({"id_str": "10", "user": USER, "text": "short…", "truncated": True,
-                "extended_tweet": {"full_text": "the whole long text"}})
+    p = _parse(
+        {
+            "id_str": "10",
+            "user": USER,
+            "text": "short…",
+            "truncated": True,
+            "extended_tweet": {"full_text": "the whole long text"},
+        }
+    )
     assert p.records[0]["text"] == "the whole long text"
 
 
 def test_retweet_yields_the_retweeted_status_and_its_quote() -> None:
-    quoted = {"id_str": "1", "user": USER, "text": "the original", "lang": "en",
-              "created_at": "Fri Jan 01 10:00:00 +0000 2021"}
-    retweeted = {"id_str": "2", "user": USER, "text": "a quote of it", "lang": "en",
-                 "quoted_status_id_str": "1", "quoted_status": quoted,
-                 "created_at": "Fri Jan 01 11:00:00 +0000 2021"}
-    p = _parse({"id_str": "3", "user": USER, "text": "RT @x: a quote of", "lang": "en",
-                "retweeted_status": retweeted, "quoted_status": quoted, "timestamp_ms": "1"})
+    quoted = {
+        "id_str": "1",
+        "user": USER,
+        "text": "the original",
+        "lang": "en",
+        "created_at": "Fri Jan 01 10:00:00 +0000 2021",
+    }
+    retweeted = {
+        "id_str": "2",
+        "user": USER,
+        "text": "a quote of it",
+        "lang": "en",
+        "quoted_status_id_str": "1",
+        "quoted_status": quoted,
+        "created_at": "Fri Jan 01 11:00:00 +0000 2021",
+    }
+    p = _parse(
+        {
+            "id_str": "3",
+            "user": USER,
+            "text": "RT @x: a quote of",
+            "lang": "en",
+            "retweeted_status": retweeted,
+            "quoted_status": quoted,
+            "timestamp_ms": "1",
+        }
+    )
     assert p.is_retweet
     assert [(r["id"], r["text"], r["quote_of_id"], r["embedded_only"]) for r in p.records] == [
         (2, "a quote of it", 1, True),
@@ -60,23 +105,45 @@ def test_ids_as_numbers_or_strings_give_the_same_record() -> None:
 
 
 def test_v2_tweet_with_reply_and_quote_and_includes() -> None:
-    p = _parse({
-        "data": {"id": "20", "text": "my reply", "lang": "en", "created_at": "2022-03-01T00:00:01.000Z",
-                 "referenced_tweets": [{"type": "replied_to", "id": "18"}, {"type": "quoted", "id": "19"}]},
-        "includes": {"tweets": [{"id": "18", "text": "parent", "lang": "en"},
-                                {"id": "19", "text": "quoted", "lang": "es"}], "users": [USER]},
-    })
+    p = _parse(
+        {
+            "data": {
+                "id": "20",
+                "text": "my reply",
+                "lang": "en",
+                "created_at": "2022-03-01T00:00:01.000Z",
+                "referenced_tweets": [
+                    {"type": "replied_to", "id": "18"},
+                    {"type": "quoted", "id": "19"},
+                ],
+            },
+            "includes": {
+                "tweets": [
+                    {"id": "18", "text": "parent", "lang": "en"},
+                    {"id": "19", "text": "quoted", "lang": "es"},
+                ],
+                "users": [USER],
+            },
+        }
+    )
     assert p.kind is LineKind.TWEET
-    assert [(r["id"], r["reply_to_id"], r["quote_of_id"], r["embedded_only"]) for r in p.records] == [
-        (20, 18, 19, False), (18, None, None, True), (19, None, None, True)
-    ]
+    assert [
+        (r["id"], r["reply_to_id"], r["quote_of_id"], r["embedded_only"]) for r in p.records
+    ] == [(20, 18, 19, False), (18, None, None, True), (19, None, None, True)]
     assert p.records[0]["created_at"] == 1646092801000
 
 
 def test_v2_retweet_keeps_only_the_original() -> None:
-    p = _parse({"data": {"id": "30", "text": "RT @x: orig…",
-                         "referenced_tweets": [{"type": "retweeted", "id": "29"}]},
-                "includes": {"tweets": [{"id": "29", "text": "original full text"}]}})
+    p = _parse(
+        {
+            "data": {
+                "id": "30",
+                "text": "RT @x: orig…",
+                "referenced_tweets": [{"type": "retweeted", "id": "29"}],
+            },
+            "includes": {"tweets": [{"id": "29", "text": "original full text"}]},
+        }
+    )
     assert p.is_retweet
     assert [(r["id"], r["text"]) for r in p.records] == [(29, "original full text")]
 
@@ -93,8 +160,13 @@ def test_delete_notice() -> None:
 
 @pytest.mark.parametrize(
     ("line", "message"),
-    [(b"", "blank"), (b"   ", "blank"), (b'{"limit": {"track": 3}}', "limit"),
-     (b'{"scrub_geo": {}}', "scrub_geo"), (b'{"status_withheld": {}}', "status_withheld")],
+    [
+        (b"", "blank"),
+        (b"   ", "blank"),
+        (b'{"limit": {"track": 3}}', "limit"),
+        (b'{"scrub_geo": {}}', "scrub_geo"),
+        (b'{"status_withheld": {}}', "status_withheld"),
+    ],
 )
 def test_other_messages(line: bytes, message: str) -> None:
     p = parse_line(line, "a", "m", 1)
@@ -128,9 +200,18 @@ def test_bad_embedded_status_keeps_the_tweet() -> None:
 
 
 def _rec(text: str, embedded: bool, line: int, **kw: object) -> dict[str, object]:
-    base = {"id": 1, "created_at": None, "lang": None, "text": text, "reply_to_id": None,
-            "quote_of_id": None, "embedded_only": embedded, "origin_archive": "a",
-            "origin_member": "m", "origin_line": line}
+    base = {
+        "id": 1,
+        "created_at": None,
+        "lang": None,
+        "text": text,
+        "reply_to_id": None,
+        "quote_of_id": None,
+        "embedded_only": embedded,
+        "origin_archive": "a",
+        "origin_member": "m",
+        "origin_line": line,
+    }
     return {**base, **kw}
 
 

@@ -21,15 +21,28 @@ USER = {"id_str": "1", "screen_name": "someone"}
 
 
 def _tweet(i: int, text: str, **kw: Any) -> bytes:
-    return orjson.dumps({"id_str": str(i), "user": USER, "text": text, "lang": "en",
-                         "timestamp_ms": "1609459200000", **kw})
+    return orjson.dumps(
+        {
+            "id_str": str(i),
+            "user": USER,
+            "text": text,
+            "lang": "en",
+            "timestamp_ms": "1609459200000",
+            **kw,
+        }
+    )
 
 
 def _archive(tmp_path: Path) -> str:
     lines = [
         _tweet(1, "a root tweet about gardening in the spring"),
-        _tweet(2, "RT @x: a quote", retweeted_status=orjson.loads(
-            _tweet(3, "a quote about gardening tools", quoted_status_id_str="1"))),
+        _tweet(
+            2,
+            "RT @x: a quote",
+            retweeted_status=orjson.loads(
+                _tweet(3, "a quote about gardening tools", quoted_status_id_str="1")
+            ),
+        ),
         b'{"delete": {"status": {"id": 4, "id_str": "4", "user_id": 1}}}',
         b"",
         b'{"id_str": "5", "user": {}, "text": "cut off',
@@ -52,8 +65,11 @@ def test_extracted_tweets_outputs_and_counters(tmp_path: Path) -> None:
         equal_to([("X", 1, False), ("X", 3, True)]),
         label="tweets",
     )
-    assert_that(out["deletes"] | "DelIds" >> beam.Map(lambda kv: kv[1]["id"]), equal_to([4]),
-                label="deletes")
+    assert_that(
+        out["deletes"] | "DelIds" >> beam.Map(lambda kv: kv[1]["id"]),
+        equal_to([4]),
+        label="deletes",
+    )
     assert_that(
         out["dead"] | "Reasons" >> beam.Map(lambda kv: (kv[1]["reason"], kv[1]["origin_line"])),
         equal_to([("parse_invalid_json", 5)]),
@@ -61,12 +77,22 @@ def test_extracted_tweets_outputs_and_counters(tmp_path: Path) -> None:
     )
     assert_that(
         out["counts"] | "Plain" >> beam.Map(lambda kv: (kv[0][1], kv[1])),
-        equal_to([
-            ("archives", 1), ("members_listed", 1), ("members_read", 1), ("lines_read", 5),
-            ("tweets", 2), ("retweets", 1), ("records", 2), ("delete_notices", 1),
-            ("other_messages", 1), ("other.blank", 1), ("dead_letter_lines", 1),
-            ("dead_letter.parse_invalid_json", 1),
-        ]),
+        equal_to(
+            [
+                ("archives", 1),
+                ("members_listed", 1),
+                ("members_read", 1),
+                ("lines_read", 5),
+                ("tweets", 2),
+                ("retweets", 1),
+                ("records", 2),
+                ("delete_notices", 1),
+                ("other_messages", 1),
+                ("other.blank", 1),
+                ("dead_letter_lines", 1),
+                ("dead_letter.parse_invalid_json", 1),
+            ]
+        ),
         label="counts",
     )
     result = p.run()
@@ -75,11 +101,21 @@ def test_extracted_tweets_outputs_and_counters(tmp_path: Path) -> None:
     assert sum(c.committed for c in counters) == 1
 
 
-def _row(i: int, text: str, reply_to: int | None = None, quote_of: int | None = None,
-         lang: str = "en") -> dict[str, Any]:
-    return {"id": i, "created_at": None, "lang": lang, "text": text, "reply_to_id": reply_to,
-            "quote_of_id": quote_of, "embedded_only": False, "origin_archive": "a",
-            "origin_member": "m", "origin_line": i}
+def _row(
+    i: int, text: str, reply_to: int | None = None, quote_of: int | None = None, lang: str = "en"
+) -> dict[str, Any]:
+    return {
+        "id": i,
+        "created_at": None,
+        "lang": lang,
+        "text": text,
+        "reply_to_id": reply_to,
+        "quote_of_id": quote_of,
+        "embedded_only": False,
+        "origin_archive": "a",
+        "origin_member": "m",
+        "origin_line": i,
+    }
 
 
 def test_twitter_pairs_removes_deleted_and_counts_every_candidate() -> None:
@@ -102,14 +138,21 @@ def test_twitter_pairs_removes_deleted_and_counts_every_candidate() -> None:
     )
     assert_that(
         out["counts"],
-        equal_to([
-            ("tweets_distinct", 4), ("tweets_eligible", 2), ("deletes_not_in_input", 1),
-            ("tweets_dropped.tweet_deleted", 1), ("tweets_dropped.clean_too_short", 1),
-            ("pairs.rp.candidates", 3), ("pairs.rp.dropped.pair_child_ineligible", 2),
-            ("pairs.rp.rows", 1),
-            ("pairs.corp.candidates", 3), ("pairs.corp.dropped.pair_child_ineligible", 2),
-            ("pairs.corp.dropped.pair_single_child", 1),
-        ]),
+        equal_to(
+            [
+                ("tweets_distinct", 4),
+                ("tweets_eligible", 2),
+                ("deletes_not_in_input", 1),
+                ("tweets_dropped.tweet_deleted", 1),
+                ("tweets_dropped.clean_too_short", 1),
+                ("pairs.rp.candidates", 3),
+                ("pairs.rp.dropped.pair_child_ineligible", 2),
+                ("pairs.rp.rows", 1),
+                ("pairs.corp.candidates", 3),
+                ("pairs.corp.dropped.pair_child_ineligible", 2),
+                ("pairs.corp.dropped.pair_single_child", 1),
+            ]
+        ),
         label="counts",
     )
     p.run().wait_until_finish()

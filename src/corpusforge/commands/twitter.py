@@ -27,9 +27,20 @@ def build(
     seed: Annotated[int, typer.Option(help="seed of every hashed choice")] = 0,
     rows_per_shard: Annotated[int, typer.Option(help="target rows per Parquet shard")] = 250_000,
     max_line_bytes: Annotated[int, typer.Option(help="longer lines are dead-lettered")] = 1 << 20,
-    max_member_bytes: Annotated[
-        int, typer.Option(help="cap on decompressed bytes per member")
-    ] = 4 << 30,
+    max_member_bytes: Annotated[int, typer.Option(help="cap on decompressed bytes per member")] = 4
+    << 30,
+    benchmark_queries: Annotated[
+        int, typer.Option(help="queries per held-out benchmark (dq, dr, cq, cr); 0: none")
+    ] = 5000,
+    benchmark_positives: Annotated[int, typer.Option(help="positives per query")] = 5,
+    benchmark_negatives: Annotated[int, typer.Option(help="negatives per query")] = 25,
+    pairs_per_dataset: Annotated[
+        int | None, typer.Option(help="sample each dataset to N pairs (paper: 250000)")
+    ] = None,
+    decontaminate: Annotated[
+        list[str] | None,
+        typer.Option(help="evaluation file (STS, STSb, PIT, Twitter URL, plain) kept out"),
+    ] = None,
     runner: Annotated[
         str | None, typer.Option(help="Beam runner (default: the in-process FnApiRunner)")
     ] = None,
@@ -42,6 +53,7 @@ def build(
     from corpusforge.options import TwitterConfig
     from corpusforge.release.twitter_build import build as run_build
     from corpusforge.sources.twitter.archive import ReadLimits
+    from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
 
     logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(message)s")
     try:
@@ -54,6 +66,9 @@ def build(
             seed=seed,
             rows_per_shard=rows_per_shard,
             limits=ReadLimits(max_line_bytes, max_member_bytes),
+            benchmarks=BenchmarkConfig(benchmark_queries, benchmark_positives, benchmark_negatives),
+            pairs_per_dataset=pairs_per_dataset,
+            decontaminate=tuple(decontaminate or ()),
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
@@ -84,8 +99,26 @@ def print_summary(manifest: dict[str, Any], out: str) -> None:
     table = Table("dataset", "pairs", "candidates", "top drop reasons")
     for name, ds in manifest["datasets"].items():
         top = sorted(ds["dropped"].items(), key=lambda kv: -kv[1])[:3]
-        table.add_row(name, f"{ds['rows']:,}", f"{ds['candidates']:,}",
-                      ", ".join(f"{k} {v:,}" for k, v in top))
+        table.add_row(
+            name,
+            f"{ds['rows']:,}",
+            f"{ds['candidates']:,}",
+            ", ".join(f"{k} {v:,}" for k, v in top),
+        )
     console.print(table)
+    if manifest.get("benchmarks"):
+        bench = Table("benchmark", "queries", "requested", "eligible roots")
+        for name, b in manifest["benchmarks"].items():
+            style = "yellow" if b["shortfall"] else ""
+            bench.add_row(
+                name,
+                f"{b['rows']:,}",
+                f"{b['requested']:,}",
+                f"{b['eligible_queries']:,}",
+                style=style,
+            )
+        console.print(bench)
     balanced = manifest["accounting"]["balanced"]
-    console.print("accounting: " + ("[green]balanced[/green]" if balanced else "[red]NOT balanced[/red]"))
+    console.print(
+        "accounting: " + ("[green]balanced[/green]" if balanced else "[red]NOT balanced[/red]")
+    )

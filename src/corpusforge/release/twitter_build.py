@@ -19,6 +19,7 @@ so a killed build leaves no half-written release behind.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -38,6 +39,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 import corpusforge
 from corpusforge.options import DATASETS, TwitterConfig, with_default_runner
 from corpusforge.schemas import (
+    BENCHMARK,
     DEAD_LETTER,
     DELETE,
     MANIFEST,
@@ -47,9 +49,17 @@ from corpusforge.schemas import (
     arrow_schema,
     validate_json,
 )
-from corpusforge.sinks.parquet import WriteParquetShards, shard_name, write_file_atomically, write_rows
+from corpusforge.sinks.parquet import (
+    WriteParquetShards,
+    shard_name,
+    write_file_atomically,
+    write_rows,
+)
 from corpusforge.sources.twitter.archive import archive_name, open_uri
-from corpusforge.sources.twitter.conversations import CHILDREN_PER_PAIR
+from corpusforge.sources.twitter.benchmarks import BENCHMARKS
+from corpusforge.sources.twitter.conversations import CHILDREN_PER_PAIR, DropReason
+from corpusforge.text.clean import clean_text, get_profile
+from corpusforge.text.decontam import Decontaminator
 from corpusforge.transforms.twitter import ExtractedTweets, TwitterPairs
 
 log = logging.getLogger(__name__)
@@ -155,7 +165,7 @@ def _pipeline_options(beam_args: list[str]) -> PipelineOptions:
 # Stage 1: extract
 
 
-class _WriteJsonPerKeyFn(beam.DoFn):  # type: ignore[misc]
+class _WriteJsonPerKeyFn(beam.DoFn):
     """(folder, items) -> folder/<name>, with items turned into a JSON document."""
 
     def __init__(self, name: str, to_doc: Callable[[Iterable[Any]], Any]) -> None:
@@ -173,14 +183,18 @@ def _file_list(infos: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list[str]) -> None:
     tweet_dirs = {a.uri: _join(config.out, "tweets", a.extract) for a in todo}
-    dead_dirs = {_join(config.out, "tweets", a.extract): _join(config.out, "dead_letter", a.extract)
-                 for a in todo}
+    dead_dirs = {
+        _join(config.out, "tweets", a.extract): _join(config.out, "dead_letter", a.extract)
+        for a in todo
+    }
     for a in todo:  # leftovers of a killed run are never mixed with a fresh extract
         _delete_tree(tweet_dirs[a.uri])
         _delete_tree(dead_dirs[tweet_dirs[a.uri]])
     with beam.Pipeline(options=_pipeline_options(beam_args)) as p:
-        ex = p | "Archives" >> beam.Create(sorted(tweet_dirs)) | "Extract" >> ExtractedTweets(
-            tweet_dirs, config.limits
+        ex = (
+            p
+            | "Archives" >> beam.Create(sorted(tweet_dirs))
+            | "Extract" >> ExtractedTweets(tweet_dirs, config.limits)
         )
         tweet_files = (
             ex["tweets"]
@@ -208,7 +222,8 @@ def _run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: lis
             ex["counts"]
             | "CountsByExtract" >> beam.Map(lambda kv: (kv[0][0], (kv[0][1], kv[1])))
             | "GroupCounts" >> beam.GroupByKey()
-            | "WriteCounts" >> beam.ParDo(_WriteJsonPerKeyFn(_COUNTS, lambda kvs: dict(sorted(kvs))))
+            | "WriteCounts"
+            >> beam.ParDo(_WriteJsonPerKeyFn(_COUNTS, lambda kvs: dict(sorted(kvs))))
         )
     for a in todo:
         folder = tweet_dirs[a.uri]
@@ -231,10 +246,14 @@ def _dead_key(row: Mapping[str, Any]) -> tuple[str, str, int, str, str]:
     )
 
 
-def _extract_of(info: dict[str, Any], dead_dirs: list[tuple[str, str]]) -> tuple[str, dict[str, Any]]:
+def _extract_of(
+    info: dict[str, Any], dead_dirs: list[tuple[str, str]]
+) -> tuple[str, dict[str, Any]]:
     path = info["path"]
     for tweet_dir, dead_dir in dead_dirs:
-        if path.startswith(tweet_dir.rstrip("/") + "/") or path.startswith(dead_dir.rstrip("/") + "/"):
+        if path.startswith(tweet_dir.rstrip("/") + "/") or path.startswith(
+            dead_dir.rstrip("/") + "/"
+        ):
             return tweet_dir, info
     raise ValueError(f"file {path} is outside every extract folder")
 
@@ -248,22 +267,44 @@ def _extract_is_complete(folder: str) -> bool:
 
 
 def _run_pairs(
-    tweet_files: list[str], delete_files: list[str], config: TwitterConfig, beam_args: list[str],
+    tweet_files: list[str],
+    delete_files: list[str],
+    config: TwitterConfig,
+    beam_args: list[str],
     staging: str,
 ) -> None:
+    decontaminator = _decontaminator(config)
     with beam.Pipeline(options=_pipeline_options(beam_args)) as p:
         tweets = _read_parquet(p, "Tweets", tweet_files)
         deletes = _read_parquet(p, "Deletes", delete_files)
         result = {"tweets": tweets, "deletes": deletes} | "Pairs" >> TwitterPairs(
-            config.clean, config.min_chars, config.langs, config.seed
+            config.clean,
+            config.min_chars,
+            config.langs,
+            config.seed,
+            benchmarks=config.benchmarks,
+            pairs_per_dataset=config.pairs_per_dataset,
+            decontaminator=decontaminator,
         )
-        files = (
+        pair_files = (
             result["pairs"]
-            | "PairDest" >> beam.Map(lambda r: (_join(staging, "pairs", r["dataset"]), r))
+            | "PairDest"
+            >> beam.FlatMap(
+                lambda r: [
+                    (_join(staging, "pairs", r["dataset"]), r),
+                    (_join(staging, "pairs", "all"), r),
+                ]
+            )
             | "WritePairs" >> WriteParquetShards(PAIR, _pair_key, config.rows_per_shard)
         )
+        bench_files = (
+            result["benchmarks"]
+            | "GroupBenchmark" >> beam.GroupByKey()
+            | "WriteBenchmark" >> beam.Map(_write_benchmark, staging)
+        )
         (
-            files
+            (pair_files, bench_files)
+            | "StagedFiles" >> beam.Flatten()
             | "OneFileList" >> beam.Map(lambda info: (staging, info))
             | "GroupPairFiles" >> beam.GroupByKey()
             | "WritePairFileList" >> beam.ParDo(_WriteJsonPerKeyFn(_FILES, _file_list))
@@ -272,8 +313,30 @@ def _run_pairs(
             result["counts"]
             | "OneCounts" >> beam.Map(lambda kv: (staging, kv))
             | "GroupPairCounts" >> beam.GroupByKey()
-            | "WritePairCounts" >> beam.ParDo(_WriteJsonPerKeyFn(_COUNTS, lambda kvs: dict(sorted(kvs))))
+            | "WritePairCounts"
+            >> beam.ParDo(_WriteJsonPerKeyFn(_COUNTS, lambda kvs: dict(sorted(kvs))))
         )
+
+
+def _decontaminator(config: TwitterConfig) -> Decontaminator | None:
+    if not config.decontaminate:
+        return None
+    profile = get_profile(config.clean)
+    names = [archive_name(path) for path in config.decontaminate]
+    if len(set(names)) < len(names):
+        names = list(config.decontaminate)
+    return Decontaminator.from_files(
+        list(zip(names, config.decontaminate, strict=True)),
+        normalise=functools.partial(clean_text, profile=profile),
+    )
+
+
+def _write_benchmark(element: tuple[str, Iterable[dict[str, Any]]], staging: str) -> dict[str, Any]:
+    bench, rows = element
+    ordered = sorted(rows, key=lambda r: r["query_id"])
+    return write_rows(
+        _join(staging, "benchmarks", f"{bench}.parquet"), ordered, arrow_schema(BENCHMARK)
+    )
 
 
 def _read_parquet(p: beam.Pipeline, label: str, files: list[str]) -> beam.PCollection:
@@ -291,28 +354,42 @@ def _pair_key(row: Mapping[str, Any]) -> tuple[int, int]:
 # Publishing and the manifest
 
 
-def _publish_pairs(config: TwitterConfig, staging: str) -> list[dict[str, Any]]:
-    """Move staged pair shards into ``pairs/``; an empty dataset gets one empty shard."""
-    staged = _read_json(_join(staging, _FILES)) if FileSystems.exists(_join(staging, _FILES)) else []
-    _delete_tree(_join(config.out, "pairs"))
+def _publish(config: TwitterConfig, staging: str) -> list[dict[str, Any]]:
+    """Move staged pairs and benchmarks into place; an empty output gets an empty file.
+
+    Every dataset (and ``all``) has at least one shard and every benchmark a file, so a
+    reader always finds the schema, even where no row qualified.
+    """
+    staged = (
+        _read_json(_join(staging, _FILES)) if FileSystems.exists(_join(staging, _FILES)) else []
+    )
+    for folder in ("pairs", "benchmarks"):
+        _delete_tree(_join(config.out, folder))
     published = []
     for info in staged:
-        target = info["path"].replace(staging.rstrip("/") + "/", config.out.rstrip("/") + "/", 1)
+        target = _join(config.out, _relative(info["path"], staging))
         _ensure_dir(target.rsplit("/", 1)[0])
         FileSystems.rename([info["path"]], [target])
         published.append({**info, "path": target})
-    present = {i["path"].rstrip("/").split("/")[-2] for i in published}
-    for dataset in DATASETS:
-        if dataset not in present:
+    present = {_relative(i["path"], config.out).rsplit("/", 1)[0] for i in published}
+    present |= {_relative(i["path"], config.out) for i in published}
+    for dataset in (*DATASETS, "all"):
+        if f"pairs/{dataset}" not in present:
             path = _join(config.out, "pairs", dataset, shard_name(0, 1))
             _ensure_dir(_join(config.out, "pairs", dataset))
             published.append(write_rows(path, [], arrow_schema(PAIR)))
+    if config.benchmarks.queries > 0:
+        for bench in BENCHMARKS:
+            if f"benchmarks/{bench}.parquet" not in present:
+                _ensure_dir(_join(config.out, "benchmarks"))
+                path = _join(config.out, "benchmarks", f"{bench}.parquet")
+                published.append(write_rows(path, [], arrow_schema(BENCHMARK)))
     return published
 
 
 def _relative(path: str, root: str) -> str:
     prefix = root.rstrip("/") + "/"
-    return path[len(prefix):] if path.startswith(prefix) else path
+    return path[len(prefix) :] if path.startswith(prefix) else path
 
 
 def _software() -> dict[str, str]:
@@ -326,50 +403,86 @@ def _software() -> dict[str, str]:
 
 
 def _nested(flat: Mapping[str, int], prefix: str) -> dict[str, int]:
-    return {k[len(prefix):]: v for k, v in sorted(flat.items()) if k.startswith(prefix)}
+    return {k[len(prefix) :]: v for k, v in sorted(flat.items()) if k.startswith(prefix)}
 
 
 def assemble_counts(
     extract_counts: Iterable[Mapping[str, int]], pair_counts: Mapping[str, int]
-) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """Sum the stages' flat counters into the manifest's ``counts`` and ``datasets``."""
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Sum the stages' flat counters into the manifest's counts, datasets and benchmarks."""
     total: Counter[str] = Counter()
-    for counts in extract_counts:
-        total.update(counts)
+    for archive_counts in extract_counts:
+        total.update(archive_counts)
     total.update(pair_counts)
-    dead_letter = total["dead_letter_lines"] + total["dead_letter_members"] + total["dead_letter_archives"]
+    dead_letter = (
+        total["dead_letter_lines"] + total["dead_letter_members"] + total["dead_letter_archives"]
+    )
     dropped: Counter[str] = Counter(_nested(total, "tweets_dropped."))
     datasets: dict[str, dict[str, Any]] = {}
     for dataset in DATASETS:
         ds_dropped = _nested(total, f"pairs.{dataset}.dropped.")
+        rows = total[f"pairs.{dataset}.rows"]
+        if f"pairs.{dataset}.deduped" in total and total[f"pairs.{dataset}.deduped"] > rows:
+            sampled_out = (total[f"pairs.{dataset}.deduped"] - rows) * CHILDREN_PER_PAIR[dataset]
+            ds_dropped[str(DropReason.PAIR_SAMPLED_OUT)] = sampled_out
         dropped.update({f"{dataset}.{k}": v for k, v in ds_dropped.items()})
         datasets[dataset] = {
-            "rows": total[f"pairs.{dataset}.rows"],
+            "rows": rows,
             "candidates": total[f"pairs.{dataset}.candidates"],
-            "dropped": ds_dropped,
+            "dropped": dict(sorted(ds_dropped.items())),
         }
+    datasets["all"] = {"rows": sum(datasets[d]["rows"] for d in DATASETS)}
     counts: dict[str, Any] = {
         key: total[key]
         for key in (
-            "archives", "members_listed", "members_read", "lines_read", "tweets", "retweets",
-            "delete_notices", "other_messages", "records", "embedded_skipped",
-            "dead_letter_archives", "dead_letter_members", "dead_letter_lines",
-            "tweets_distinct", "tweets_eligible", "deletes_not_in_input",
+            "archives",
+            "members_listed",
+            "members_read",
+            "lines_read",
+            "tweets",
+            "retweets",
+            "delete_notices",
+            "other_messages",
+            "records",
+            "embedded_skipped",
+            "dead_letter_archives",
+            "dead_letter_members",
+            "dead_letter_lines",
+            "tweets_distinct",
+            "tweets_eligible",
+            "deletes_not_in_input",
         )
     }
     counts["dead_letter"] = dead_letter
     counts["dead_letter_reasons"] = _nested(total, "dead_letter.")
     counts["members_skipped"] = _nested(total, "members_skipped.")
     counts["other"] = _nested(total, "other.")
+    counts["decontaminated"] = _nested(total, "decontaminated.")
     counts["dropped"] = dict(sorted(dropped.items()))
-    return counts, datasets
+    benchmarks: dict[str, dict[str, Any]] = {
+        bench: {
+            key: total[f"benchmarks.{bench}.{key}"]
+            for key in ("eligible_queries", "selected_queries", "queries_without_negatives", "rows")
+        }
+        for bench in BENCHMARKS
+    }
+    return counts, datasets, benchmarks
 
 
 def accounting_identities(
-    counts: Mapping[str, Any], datasets: Mapping[str, Mapping[str, Any]],
+    counts: Mapping[str, Any],
+    datasets: Mapping[str, Mapping[str, Any]],
     file_rows: Mapping[str, int],
+    benchmarks: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
-    """The equalities that make a release's accounting close, each with both sides."""
+    """The equalities that make a release's accounting close, each with both sides.
+
+    Args:
+        counts: the manifest's ``counts``.
+        datasets: the manifest's ``datasets``.
+        file_rows: rows found in the files, by ``pairs/<dataset>`` and ``benchmarks/<name>``.
+        benchmarks: the manifest's ``benchmarks``.
+    """
 
     def identity(name: str, lhs: int, rhs: int) -> dict[str, Any]:
         return {"name": name, "lhs": lhs, "rhs": rhs, "holds": lhs == rhs}
@@ -379,24 +492,46 @@ def accounting_identities(
         identity(
             "lines_read == tweets + delete_notices + other_messages + dead_letter_lines",
             counts["lines_read"],
-            counts["tweets"] + counts["delete_notices"] + counts["other_messages"]
+            counts["tweets"]
+            + counts["delete_notices"]
+            + counts["other_messages"]
             + counts["dead_letter_lines"],
         ),
-        identity("members_listed == members_read", counts["members_listed"], counts["members_read"]),
+        identity(
+            "members_listed == members_read", counts["members_listed"], counts["members_read"]
+        ),
         identity(
             "tweets_distinct == tweets_eligible + tweet-level drops",
-            counts["tweets_distinct"], counts["tweets_eligible"] + tweet_drops,
+            counts["tweets_distinct"],
+            counts["tweets_eligible"] + tweet_drops,
         ),
     ]
-    for dataset, ds in datasets.items():
+    for dataset in DATASETS:
+        ds = datasets[dataset]
         k = CHILDREN_PER_PAIR[dataset]
-        checks.append(identity(
-            f"{dataset}: candidates == {k} * rows + dropped",
-            ds["candidates"], k * ds["rows"] + sum(ds["dropped"].values()),
-        ))
-        checks.append(identity(
-            f"{dataset}: rows == rows in pairs/{dataset}/", ds["rows"], file_rows.get(dataset, 0)
-        ))
+        checks.append(
+            identity(
+                f"{dataset}: candidates == {k} * rows + dropped",
+                ds["candidates"],
+                k * ds["rows"] + sum(ds["dropped"].values()),
+            )
+        )
+    for dataset, ds in datasets.items():
+        checks.append(
+            identity(
+                f"{dataset}: rows == rows in pairs/{dataset}/",
+                ds["rows"],
+                file_rows.get(f"pairs/{dataset}", 0),
+            )
+        )
+    for bench, b in (benchmarks or {}).items():
+        checks.append(
+            identity(
+                f"{bench}: rows == rows in benchmarks/{bench}.parquet",
+                b["rows"],
+                file_rows.get(f"benchmarks/{bench}", 0),
+            )
+        )
     return checks
 
 
@@ -428,13 +563,26 @@ def build(config: TwitterConfig, beam_args: list[str] | None = None) -> dict[str
     staging = _join(config.out, "_staging")
     _delete_tree(staging)
     _run_pairs(tweet_files, delete_files, config, beam_args, staging)
-    pair_counts = _read_json(_join(staging, _COUNTS)) if FileSystems.exists(
-        _join(staging, _COUNTS)) else {}
-    pair_files = _publish_pairs(config, staging)
+    pair_counts = (
+        _read_json(_join(staging, _COUNTS)) if FileSystems.exists(_join(staging, _COUNTS)) else {}
+    )
+    pair_files = _publish(config, staging)
     _delete_tree(staging)
 
-    manifest = _manifest(config, beam_args, archives, extract_files, extract_counts, pair_counts,
-                         pair_files)
+    manifest = _manifest(
+        config, beam_args, archives, extract_files, extract_counts, pair_counts, pair_files
+    )
+    for bench, b in manifest["benchmarks"].items():
+        if b["shortfall"]:
+            log.warning(
+                "benchmark %s: %d of %d queries written (%d roots eligible, %d without enough "
+                "negatives); nothing is padded",
+                bench,
+                b["rows"],
+                b["requested"],
+                b["eligible_queries"],
+                b["queries_without_negatives"],
+            )
     validate_json(MANIFEST, manifest)
     _write_json(_join(config.out, "manifest.json"), manifest)
     return manifest
@@ -448,6 +596,8 @@ def _schema_of(path: str) -> SchemaRef:
         return DELETE
     if "/dead_letter/" in path:
         return DEAD_LETTER
+    if "/benchmarks/" in path:
+        return BENCHMARK
     return PAIR
 
 
@@ -470,26 +620,32 @@ def _manifest(
         }
         for i in sorted(extract_files + pair_files, key=lambda i: i["path"])
     ]
-    counts, datasets = assemble_counts(extract_counts, pair_counts)
+    counts, datasets, benchmarks = assemble_counts(extract_counts, pair_counts)
     file_rows: Counter[str] = Counter()
     for f in files:
-        if f["path"].startswith("pairs/"):
-            file_rows[f["path"].split("/")[1]] += f["rows"]
+        file_rows[f["path"].rsplit("/", 1)[0]] += f["rows"]
+        file_rows[f["path"].removesuffix(".parquet")] += f["rows"]
     for dataset, ds in datasets.items():
         ds["files"] = [f["path"] for f in files if f["path"].startswith(f"pairs/{dataset}/")]
-    identities = accounting_identities(counts, datasets, file_rows)
+    for bench, b in benchmarks.items():
+        b["requested"] = config.benchmarks.queries
+        b["file"] = f"benchmarks/{bench}.parquet"
+        b["shortfall"] = max(0, config.benchmarks.queries - b["rows"])
+    active = benchmarks if config.benchmarks.queries > 0 else {}
+    identities = accounting_identities(counts, datasets, file_rows, active)
     options = PipelineOptions(beam_args).get_all_options(drop_default=True)
     return {
         "manifest_version": MANIFEST.version,
         "kind": "twitter-pairs",
         "corpusforge_version": corpusforge.__version__,
         "software": _software(),
-        "schemas": {ref.name: str(ref) for ref in (TWEET, DELETE, DEAD_LETTER, PAIR)},
+        "schemas": {ref.name: str(ref) for ref in (TWEET, DELETE, DEAD_LETTER, PAIR, BENCHMARK)},
         "config": config.to_json(),
         "runner": str(options.get("runner") or "FnApiRunner"),
         "inputs": [a.to_json() for a in archives],
         "files": files,
         "datasets": datasets,
+        "benchmarks": active,
         "counts": counts,
         "accounting": {"balanced": all(i["holds"] for i in identities), "identities": identities},
     }

@@ -71,7 +71,7 @@ def write_rows(path: str, rows: list[Row], schema: pa.Schema) -> dict[str, Any]:
     }
 
 
-class _WriteShardFn(beam.DoFn):  # type: ignore[misc]
+class _WriteShardFn(beam.DoFn):
     def __init__(self, schema_ref: SchemaRef, sort_key: Callable[[Row], Any], prefix: str) -> None:
         self._schema_ref = schema_ref
         self._sort_key = sort_key
@@ -98,7 +98,7 @@ def _assign_shard(
     return (dest, shard, num_shards), row
 
 
-class WriteParquetShards(beam.PTransform):  # type: ignore[misc]
+class WriteParquetShards(beam.PTransform):
     """``(destination_dir, row)`` -> Parquet shards; outputs a ShardInfo dict per file.
 
     Args:
@@ -130,12 +130,14 @@ class WriteParquetShards(beam.PTransform):  # type: ignore[misc]
         )
         return (
             rows
-            | "AssignShard" >> beam.Map(
+            | "AssignShard"
+            >> beam.Map(
                 _assign_shard,
                 counts=beam.pvalue.AsDict(counts),
                 rows_per_shard=self._rows_per_shard,
                 sort_key=self._sort_key,
             )
             | "GroupShard" >> beam.GroupByKey()
-            | "WriteShard" >> beam.ParDo(_WriteShardFn(self._schema_ref, self._sort_key, self._prefix))
+            | "WriteShard"
+            >> beam.ParDo(_WriteShardFn(self._schema_ref, self._sort_key, self._prefix))
         )

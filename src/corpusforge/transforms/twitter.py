@@ -14,6 +14,7 @@ accounting does not depend on a runner's metrics support.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -22,6 +23,7 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
 
+from corpusforge.keys import seeded_hash
 from corpusforge.sources.twitter.archive import (
     MemberRef,
     ReadLimits,
@@ -30,16 +32,29 @@ from corpusforge.sources.twitter.archive import (
     list_members,
     read_member_lines,
 )
+from corpusforge.sources.twitter.benchmarks import (
+    BenchmarkConfig,
+    PoolItem,
+    QueryCandidate,
+    assemble,
+    held_out_ids,
+    held_out_texts,
+    pool_items,
+    query_candidates,
+)
 from corpusforge.sources.twitter.conversations import (
     CHILDREN_PER_PAIR,
     DropReason,
     Node,
+    hold_out,
     keep_first_duplicate,
     make_node,
     select_pairs,
+    text_hash,
 )
 from corpusforge.sources.twitter.parse import LineKind, merge_records, parse_line
 from corpusforge.text.clean import get_profile
+from corpusforge.text.decontam import Decontaminator
 
 DEAD = "dead"
 COUNTS = "counts"
@@ -69,7 +84,7 @@ def dead_letter_row(
     }
 
 
-class _ListMembersFn(beam.DoFn):  # type: ignore[misc]
+class _ListMembersFn(beam.DoFn):
     """archive URI -> MemberRef; skipped entries and unreadable archives are counted."""
 
     def __init__(self, extract_dirs: Mapping[str, str]) -> None:
@@ -98,7 +113,7 @@ def _problem_row(p: ReadProblem) -> dict[str, Any]:
     return dead_letter_row("read", str(p.reason), p.archive, p.member, p.line, p.detail, p.excerpt)
 
 
-class _ReadMemberFn(beam.DoFn):  # type: ignore[misc]
+class _ReadMemberFn(beam.DoFn):
     """One member -> tweet records (main), delete notices, dead letters and counts."""
 
     def __init__(self, limits: ReadLimits) -> None:
@@ -139,16 +154,29 @@ class _ReadMemberFn(beam.DoFn):  # type: ignore[misc]
                 yield (dest, record["id"]), record
             for problem in parsed.embedded_problems:
                 counts["embedded_skipped"] += 1
-                yield TaggedOutput(DEAD, (dest, dead_letter_row(
-                    "parse", "parse_bad_embedded", archive, member, line_no, problem, line)))
+                yield TaggedOutput(
+                    DEAD,
+                    (
+                        dest,
+                        dead_letter_row(
+                            "parse", "parse_bad_embedded", archive, member, line_no, problem, line
+                        ),
+                    ),
+                )
         elif parsed.kind is LineKind.DELETE:
             counts["delete_notices"] += 1
-            yield TaggedOutput(DELETES, ((dest, parsed.deleted_id), {
-                "id": parsed.deleted_id,
-                "origin_archive": archive,
-                "origin_member": member,
-                "origin_line": line_no,
-            }))
+            yield TaggedOutput(
+                DELETES,
+                (
+                    (dest, parsed.deleted_id),
+                    {
+                        "id": parsed.deleted_id,
+                        "origin_archive": archive,
+                        "origin_member": member,
+                        "origin_line": line_no,
+                    },
+                ),
+            )
         elif parsed.kind is LineKind.OTHER:
             counts["other_messages"] += 1
             counts[f"other.{parsed.message}"] += 1
@@ -156,21 +184,34 @@ class _ReadMemberFn(beam.DoFn):  # type: ignore[misc]
             counts["dead_letter_lines"] += 1
             counts[f"dead_letter.{parsed.reason}"] += 1
             Metrics.counter("parse", str(parsed.reason)).inc()
-            yield TaggedOutput(DEAD, (dest, dead_letter_row(
-                "parse", str(parsed.reason), archive, member, line_no, parsed.detail, line)))
+            yield TaggedOutput(
+                DEAD,
+                (
+                    dest,
+                    dead_letter_row(
+                        "parse", str(parsed.reason), archive, member, line_no, parsed.detail, line
+                    ),
+                ),
+            )
 
 
-def _first_origin(element: tuple[tuple[str, int], Iterable[dict[str, Any]]]) -> tuple[str, dict[str, Any]]:
+def _first_origin(
+    element: tuple[tuple[str, int], Iterable[dict[str, Any]]],
+) -> tuple[str, dict[str, Any]]:
     (dest, _), rows = element
-    return dest, min(rows, key=lambda r: (r["origin_archive"], r["origin_member"], r["origin_line"]))
+    return dest, min(
+        rows, key=lambda r: (r["origin_archive"], r["origin_member"], r["origin_line"])
+    )
 
 
-def _merge_group(element: tuple[tuple[str, int], Iterable[dict[str, Any]]]) -> tuple[str, dict[str, Any]]:
+def _merge_group(
+    element: tuple[tuple[str, int], Iterable[dict[str, Any]]],
+) -> tuple[str, dict[str, Any]]:
     (dest, _), records = element
     return dest, merge_records(records)
 
 
-class ExtractedTweets(beam.PTransform):  # type: ignore[misc]
+class ExtractedTweets(beam.PTransform):
     """Archive URIs -> ``{"tweets", "deletes", "dead", "counts"}`` keyed by extract folder.
 
     ``tweets`` and ``deletes`` are ``(extract_dir, row)`` with one row per distinct tweet id
@@ -194,7 +235,8 @@ class ExtractedTweets(beam.PTransform):  # type: ignore[misc]
         read = (
             listed.members
             | "FanOutMembers" >> beam.Reshuffle()
-            | "ReadMembers" >> beam.ParDo(_ReadMemberFn(self._limits)).with_outputs(
+            | "ReadMembers"
+            >> beam.ParDo(_ReadMemberFn(self._limits)).with_outputs(
                 DELETES, DEAD, COUNTS, main="records"
             )
         )
@@ -221,13 +263,20 @@ class ExtractedTweets(beam.PTransform):  # type: ignore[misc]
 # Pairs
 
 
-class _NodeFn(beam.DoFn):  # type: ignore[misc]
-    """(id, {tweets, deleted, held}) -> conversation edges of the cleaned node; counts."""
+class _NodeFn(beam.DoFn):
+    """(id, {tweets, deleted}) -> conversation edges of the cleaned node; counts."""
 
-    def __init__(self, clean: str, min_chars: int, langs: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        clean: str,
+        min_chars: int,
+        langs: tuple[str, ...],
+        decontaminator: Decontaminator | None,
+    ) -> None:
         self._clean = clean
         self._min_chars = min_chars
         self._langs = frozenset(langs)
+        self._decontaminator = decontaminator
 
     def setup(self) -> None:
         self._profile = get_profile(self._clean)
@@ -241,11 +290,16 @@ class _NodeFn(beam.DoFn):  # type: ignore[misc]
         node = make_node(
             merge_records(records),
             deleted=bool(groups["deleted"]),
-            held_out=bool(groups.get("held")),
+            held_out=False,
             profile=self._profile,
             min_chars=self._min_chars,
             langs=self._langs,
         )
+        if node.reason is None and self._decontaminator is not None:
+            source = self._decontaminator.collides_with(node.text or "")
+            if source is not None:
+                node = dataclasses.replace(node, text=None, reason=DropReason.TWEET_CONTAMINATED)
+                yield TaggedOutput(COUNTS, (f"decontaminated.{source}", 1))
         yield TaggedOutput(COUNTS, ("tweets_distinct", 1))
         if node.reason is None:
             yield TaggedOutput(COUNTS, ("tweets_eligible", 1))
@@ -259,26 +313,47 @@ class _NodeFn(beam.DoFn):  # type: ignore[misc]
             yield node.reply_to, ("reply", node)
 
 
-class _PairRootFn(beam.DoFn):  # type: ignore[misc]
-    """(root id, [(role, node)]) -> (dataset, pair row); counts of candidates and drops."""
+Conversation = tuple[int, Node | None, list[Node], list[Node]]
+
+
+def _conversation(element: tuple[int, Iterable[tuple[str, Node]]]) -> Iterator[Conversation]:
+    """(root id, [(role, node)]) -> (root id, root node or None, quotes, replies)."""
+    root_id, members = element
+    root: Node | None = None
+    quotes: list[Node] = []
+    replies: list[Node] = []
+    for role, node in members:
+        if role == "self":
+            root = node
+        elif role == "quote":
+            quotes.append(node)
+        else:
+            replies.append(node)
+    if quotes or replies:
+        yield root_id, root, sorted(quotes, key=_node_id), sorted(replies, key=_node_id)
+
+
+def _node_id(node: Node) -> int:
+    return node.id
+
+
+class _PairRootFn(beam.DoFn):
+    """A conversation -> (dedup key, pair row); counts of candidates and drops.
+
+    Tweets used by a benchmark (side input ``held``: ids and text hashes) are marked held
+    out first, so a root that loses them can still give a pair from its other children.
+    """
 
     def __init__(self, seed: int) -> None:
         self._seed = seed
 
-    def process(self, element: tuple[int, Iterable[tuple[str, Node]]]) -> Iterator[Any]:
-        root_id, members = element
-        root: Node | None = None
-        quotes: list[Node] = []
-        replies: list[Node] = []
-        for role, node in members:
-            if role == "self":
-                root = node
-            elif role == "quote":
-                quotes.append(node)
-            else:
-                replies.append(node)
-        if not quotes and not replies:
-            return
+    def process(self, conversation: Conversation, held: HeldOut) -> Iterator[Any]:
+        root_id, root, quotes, replies = conversation
+        ids, texts = held
+        if ids:
+            root = hold_out(root, ids, texts) if root is not None else None
+            quotes = [hold_out(n, ids, texts) for n in quotes]
+            replies = [hold_out(n, ids, texts) for n in replies]
         result = select_pairs(root_id, root, quotes, replies, seed=self._seed)
         for dataset, n in result.candidates.items():
             yield TaggedOutput(COUNTS, (f"pairs.{dataset}.candidates", n))
@@ -289,69 +364,223 @@ class _PairRootFn(beam.DoFn):  # type: ignore[misc]
             yield (row["dataset"], row["anchor"], row["positive"]), row
 
 
-class _DedupTextFn(beam.DoFn):  # type: ignore[misc]
+class _DedupTextFn(beam.DoFn):
     def __init__(self, seed: int) -> None:
         self._seed = seed
 
-    def process(self, element: tuple[tuple[str, str, str], Iterable[dict[str, Any]]]) -> Iterator[Any]:
+    def process(
+        self, element: tuple[tuple[str, str, str], Iterable[dict[str, Any]]]
+    ) -> Iterator[Any]:
         (dataset, _, _), rows = element
         kept, dropped = keep_first_duplicate(self._seed, list(rows))
         if dropped:
             n = dropped * CHILDREN_PER_PAIR[dataset]
-            yield TaggedOutput(COUNTS, (f"pairs.{dataset}.dropped.{DropReason.PAIR_DUPLICATE_TEXT}", n))
+            yield TaggedOutput(
+                COUNTS, (f"pairs.{dataset}.dropped.{DropReason.PAIR_DUPLICATE_TEXT}", n)
+            )
             Metrics.counter(f"pairs_{dataset}", str(DropReason.PAIR_DUPLICATE_TEXT)).inc(n)
-        yield TaggedOutput(COUNTS, (f"pairs.{dataset}.rows", 1))
         yield dict(kept)
 
 
-class TwitterPairs(beam.PTransform):  # type: ignore[misc]
-    """Tweet rows and delete rows -> ``{"pairs": pair rows, "counts": (key, n)}``.
+HeldOut = tuple[frozenset[int], frozenset[int]]
+
+
+def _held_out_sets(items: Iterable[tuple[str, int]]) -> HeldOut:
+    ids = frozenset(v for kind, v in items if kind == "id")
+    texts = frozenset(v for kind, v in items if kind == "text")
+    return ids, texts
+
+
+def _held_out_items(element: tuple[str, dict[str, Any]]) -> Iterator[tuple[str, int]]:
+    _, row = element
+    for tweet_id in held_out_ids(row):
+        yield "id", tweet_id
+    for text in held_out_texts(row):
+        yield "text", text_hash(text)
+
+
+def _sample_key(seed: int) -> Any:
+    def key(row: dict[str, Any]) -> tuple[int, int, int]:
+        h = seeded_hash(seed, "sample", row["dataset"], row["anchor_id"], row["positive_id"])
+        return h, row["anchor_id"], row["positive_id"]
+
+    return key
+
+
+class _AssembleFn(beam.DoFn):
+    def __init__(self, seed: int, config: BenchmarkConfig) -> None:
+        self._seed = seed
+        self._config = config
+
+    def process(self, element: tuple[str, dict[str, list[Any]]]) -> Iterator[Any]:
+        bench, groups = element
+        queries = [q for chosen in groups["queries"] for q in chosen]
+        pool = [p for chosen in groups["pool"] for p in chosen]
+        assembled = assemble(bench, queries, pool, seed=self._seed, config=self._config)
+        yield TaggedOutput(
+            COUNTS, (f"benchmarks.{bench}.selected_queries", assembled.eligible_queries)
+        )
+        yield TaggedOutput(
+            COUNTS,
+            (f"benchmarks.{bench}.queries_without_negatives", assembled.queries_without_negatives),
+        )
+        yield TaggedOutput(COUNTS, (f"benchmarks.{bench}.rows", len(assembled.rows)))
+        for row in assembled.rows:
+            yield bench, row
+
+
+class TwitterBenchmarks(beam.PTransform):
+    """Conversations -> ``{"rows": (benchmark, row), "held": HeldOut singleton, "counts"}``.
+
+    Args:
+        seed: seed of every choice.
+        config: benchmark sizes.
+    """
+
+    def __init__(self, seed: int, config: BenchmarkConfig) -> None:
+        super().__init__()
+        self._seed = seed
+        self._config = config
+
+    def expand(self, conversations: beam.PCollection) -> dict[str, beam.PCollection]:
+        seed, config = self._seed, self._config
+        candidates = conversations | "QueryCandidates" >> beam.FlatMap(
+            lambda c: query_candidates(*c, seed=seed, config=config)
+        )
+        eligible = (
+            candidates
+            | "EligibleKey" >> beam.Map(lambda kv: (f"benchmarks.{kv[0]}.eligible_queries", 1))
+            | "CountEligible" >> beam.CombinePerKey(sum)
+        )
+        selected = candidates | "ChooseQueries" >> beam.combiners.Top.PerKey(
+            config.queries, key=_rank, reverse=True
+        )
+        roots = selected | "QueryRoots" >> beam.Map(
+            lambda kv: (kv[0], frozenset(q.root_id for q in kv[1]))
+        )
+        pool = (
+            conversations
+            | "PoolItems" >> beam.FlatMap(lambda c: pool_items(c[0], c[2], c[3], seed=seed))
+            | "NotUnderQueryRoots"
+            >> beam.Filter(
+                lambda kv, r: kv[1].root_id not in r.get(kv[0], ()), r=beam.pvalue.AsDict(roots)
+            )
+            | "ChooseNegatives"
+            >> beam.combiners.Top.PerKey(config.pool_size, key=_rank, reverse=True)
+        )
+        assembled = (
+            {"queries": selected, "pool": pool}
+            | "JoinQueriesPool" >> beam.CoGroupByKey()
+            | "Assemble" >> beam.ParDo(_AssembleFn(seed, config)).with_outputs(COUNTS, main="rows")
+        )
+        held = (
+            assembled.rows
+            | "HeldOutItems" >> beam.FlatMap(_held_out_items)
+            | "HeldOutList" >> beam.combiners.ToList()
+            | "HeldOutSets" >> beam.Map(_held_out_sets)
+        )
+        counts = (eligible, assembled[COUNTS]) | "BenchmarkCounts" >> beam.Flatten()
+        return {"rows": assembled.rows, "held": held, "counts": counts}
+
+
+def _rank(candidate: QueryCandidate | PoolItem) -> tuple[int, int]:
+    node = candidate.query if isinstance(candidate, QueryCandidate) else candidate.node
+    return candidate.rank, node.id
+
+
+class TwitterPairs(beam.PTransform):
+    """Tweet rows and delete rows -> ``{"pairs", "benchmarks", "counts"}``.
 
     Tweets are merged across archives by id, deleted ones removed, the rest cleaned and
-    length- and language-filtered; each root then gives at most one pair per dataset.
+    length- and language-filtered (and checked against external evaluation sets when a
+    decontaminator is given). The benchmarks are chosen first and their tweets held out;
+    each root then gives at most one pair per dataset; identical texts are kept once and,
+    with ``pairs_per_dataset``, each dataset is sampled by seeded hash.
 
     Args:
         clean: cleaning profile name.
         min_chars: minimum cleaned length.
         langs: languages kept.
         seed: seed of every choice.
+        benchmarks: benchmark sizes, or ``None`` for no benchmarks.
+        pairs_per_dataset: keep at most this many pairs per dataset.
+        decontaminator: external evaluation sets to keep out of training.
     """
 
-    def __init__(self, clean: str, min_chars: int, langs: tuple[str, ...], seed: int) -> None:
+    def __init__(
+        self,
+        clean: str,
+        min_chars: int,
+        langs: tuple[str, ...],
+        seed: int,
+        benchmarks: BenchmarkConfig | None = None,
+        pairs_per_dataset: int | None = None,
+        decontaminator: Decontaminator | None = None,
+    ) -> None:
         super().__init__()
         self._clean = clean
         self._min_chars = min_chars
         self._langs = langs
         self._seed = seed
+        self._benchmarks = benchmarks
+        self._pairs_per_dataset = pairs_per_dataset
+        self._decontaminator = decontaminator
 
     def expand(self, inputs: dict[str, beam.PCollection]) -> dict[str, beam.PCollection]:
         tweets = inputs["tweets"] | "KeyTweetById" >> beam.Map(lambda r: (r["id"], r))
         deleted = inputs["deletes"] | "KeyDeleteById" >> beam.Map(lambda r: (r["id"], True))
-        joined = {"tweets": tweets, "deleted": deleted}
-        if "held" in inputs:
-            joined["held"] = inputs["held"]
         nodes = (
-            joined
+            {"tweets": tweets, "deleted": deleted}
             | "JoinDeletes" >> beam.CoGroupByKey()
-            | "CleanNodes" >> beam.ParDo(
-                _NodeFn(self._clean, self._min_chars, self._langs)
+            | "CleanNodes"
+            >> beam.ParDo(
+                _NodeFn(self._clean, self._min_chars, self._langs, self._decontaminator)
             ).with_outputs(COUNTS, main="edges")
         )
-        chosen = (
+        conversations = (
             nodes.edges
             | "GroupByRoot" >> beam.GroupByKey()
-            | "PairRoots" >> beam.ParDo(_PairRootFn(self._seed)).with_outputs(COUNTS, main="pairs")
+            | "Conversations" >> beam.FlatMap(_conversation)
         )
+        all_counts = [nodes[COUNTS]]
+        pipeline = conversations.pipeline
+        if self._benchmarks is not None and self._benchmarks.queries > 0:
+            bench = conversations | "Benchmarks" >> TwitterBenchmarks(self._seed, self._benchmarks)
+            bench_rows, held = bench["rows"], bench["held"]
+            all_counts.append(bench["counts"])
+        else:
+            bench_rows = pipeline | "NoBenchmarks" >> beam.Create([])
+            held = pipeline | "NothingHeldOut" >> beam.Create([(frozenset(), frozenset())])
+        chosen = conversations | "PairRoots" >> beam.ParDo(
+            _PairRootFn(self._seed), held=beam.pvalue.AsSingleton(held)
+        ).with_outputs(COUNTS, main="pairs")
         deduped = (
             chosen.pairs
             | "GroupSameText" >> beam.GroupByKey()
-            | "DropDuplicateText" >> beam.ParDo(_DedupTextFn(self._seed)).with_outputs(
-                COUNTS, main="pairs"
+            | "DropDuplicateText"
+            >> beam.ParDo(_DedupTextFn(self._seed)).with_outputs(COUNTS, main="pairs")
+        )
+        pairs = deduped.pairs
+        all_counts += [chosen[COUNTS], deduped[COUNTS]]
+        if self._pairs_per_dataset is not None:
+            all_counts.append(
+                pairs | "DedupedKey" >> beam.Map(lambda r: (f"pairs.{r['dataset']}.deduped", 1))
             )
+            pairs = (
+                pairs
+                | "ByDataset" >> beam.Map(lambda r: (r["dataset"], r))
+                | "SamplePerDataset"
+                >> beam.combiners.Top.PerKey(
+                    self._pairs_per_dataset, key=_sample_key(self._seed), reverse=True
+                )
+                | "Sampled" >> beam.FlatMap(lambda kv: kv[1])
+            )
+        all_counts.append(
+            pairs | "RowsKey" >> beam.Map(lambda r: (f"pairs.{r['dataset']}.rows", 1))
         )
         counts = (
-            (nodes[COUNTS], chosen[COUNTS], deduped[COUNTS])
+            tuple(all_counts)
             | "AllPairCounts" >> beam.Flatten()
             | "SumPairCounts" >> beam.CombinePerKey(sum)
         )
-        return {"pairs": deduped.pairs, "counts": counts}
+        return {"pairs": pairs, "benchmarks": bench_rows, "counts": counts}

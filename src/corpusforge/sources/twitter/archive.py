@@ -239,7 +239,7 @@ def read_member_lines(
             if ref.container == "targz":
                 yield from _read_targz(ref, f, limits)
                 return
-            raw: IO[bytes]
+            raw: IO[bytes] | _Bounded
             if ref.container == "zip":
                 zf = zipfile.ZipFile(f)
                 raw = zf.open(zf.infolist()[ref.index])
@@ -250,7 +250,9 @@ def read_member_lines(
                 raw = f
             yield from _decode_member(ref.archive, ref.member, raw, limits)
     except (OSError, zipfile.BadZipFile, tarfile.TarError, EOFError, ValueError) as exc:
-        yield ReadProblem(ReadReason.ARCHIVE_UNREADABLE, ref.archive, ref.member, None, _describe(exc))
+        yield ReadProblem(
+            ReadReason.ARCHIVE_UNREADABLE, ref.archive, ref.member, None, _describe(exc)
+        )
 
 
 def _read_targz(
@@ -299,7 +301,7 @@ def _sniff(head: bytes) -> str | None:
 
 
 def _decode_member(
-    archive: str, member: str, raw: IO[bytes] | BinaryIO, limits: ReadLimits
+    archive: str, member: str, raw: IO[bytes] | BinaryIO | _Bounded, limits: ReadLimits
 ) -> Iterator[tuple[str, int, bytes] | ReadProblem]:
     """Decompress ``raw`` chunk by chunk and split it into lines, within ``limits``."""
     try:
@@ -310,8 +312,12 @@ def _decode_member(
     kind = _sniff(first)
     if kind is None:
         yield ReadProblem(
-            ReadReason.MEMBER_BAD_MAGIC, archive, member, None,
-            "member is neither bz2, gzip nor JSON text", first[:64],
+            ReadReason.MEMBER_BAD_MAGIC,
+            archive,
+            member,
+            None,
+            "member is neither bz2, gzip nor JSON text",
+            first[:64],
         )
         return
     splitter = _LineSplitter(archive, member, limits)
@@ -324,7 +330,10 @@ def _decode_member(
                 total += len(data)
                 if total > limits.max_member_bytes:
                     yield ReadProblem(
-                        ReadReason.MEMBER_TOO_LARGE, archive, member, None,
+                        ReadReason.MEMBER_TOO_LARGE,
+                        archive,
+                        member,
+                        None,
                         f"more than {limits.max_member_bytes} decompressed bytes",
                     )
                     return
@@ -337,7 +346,10 @@ def _decode_member(
     if not decompressor.at_stream_end:
         yield from splitter.finish(truncated=True)
         yield ReadProblem(
-            ReadReason.MEMBER_TRUNCATED, archive, member, None,
+            ReadReason.MEMBER_TRUNCATED,
+            archive,
+            member,
+            None,
             f"{kind} stream ended before its end-of-stream marker",
         )
         return
@@ -445,8 +457,12 @@ class _LineSplitter:
 
     def _too_long(self, line: bytes) -> ReadProblem:
         return ReadProblem(
-            ReadReason.LINE_TOO_LONG, self.archive, self.member, self.line_no,
-            f"line longer than {self.max_line} bytes", line[:200],
+            ReadReason.LINE_TOO_LONG,
+            self.archive,
+            self.member,
+            self.line_no,
+            f"line longer than {self.max_line} bytes",
+            line[:200],
         )
 
     def finish(self, *, truncated: bool) -> Iterator[tuple[str, int, bytes] | ReadProblem]:
@@ -457,8 +473,12 @@ class _LineSplitter:
         self.line_no += 1
         if truncated:
             yield ReadProblem(
-                ReadReason.LINE_TRUNCATED, self.archive, self.member, self.line_no,
-                "last line cut off by a damaged member", tail[:200],
+                ReadReason.LINE_TRUNCATED,
+                self.archive,
+                self.member,
+                self.line_no,
+                "last line cut off by a damaged member",
+                tail[:200],
             )
         else:
             yield self.member, self.line_no, tail

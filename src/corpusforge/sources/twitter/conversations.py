@@ -16,6 +16,7 @@ for CoQt and CoRp ``candidates == 2 * rows + dropped``.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
@@ -35,15 +36,19 @@ class DropReason(enum.StrEnum):
 
     TWEET_DELETED = "tweet_deleted"
     TWEET_HELD_OUT = "tweet_held_out"
+    TWEET_CONTAMINATED = "tweet_contaminated"
     TWEET_LANG_NOT_SELECTED = "tweet_lang_not_selected"
     CLEAN_TOO_SHORT = "clean_too_short"
     PAIR_PARENT_MISSING = "pair_parent_missing"
     PAIR_PARENT_INELIGIBLE = "pair_parent_ineligible"
     PAIR_CHILD_INELIGIBLE = "pair_child_ineligible"
+    PAIR_PARENT_HELD_OUT = "pair_parent_held_out"
+    PAIR_CHILD_HELD_OUT = "pair_child_held_out"
     PAIR_IDENTICAL_SIDES = "pair_identical_sides"
     PAIR_SINGLE_CHILD = "pair_single_child"
     PAIR_NOT_CHOSEN_FOR_ROOT = "pair_not_chosen_for_root"
     PAIR_DUPLICATE_TEXT = "pair_duplicate_text"
+    PAIR_SAMPLED_OUT = "pair_sampled_out"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +70,18 @@ class Node:
     reason: DropReason | None
     reply_to: int | None
     quote_of: int | None
+
+
+def hold_out(node: Node, ids: Collection[int], text_hashes: Collection[int]) -> Node:
+    """``node`` marked ``tweet_held_out`` when a benchmark uses its id or its cleaned text."""
+    if node.reason is None and (node.id in ids or text_hash(node.text or "") in text_hashes):
+        return dataclasses.replace(node, text=None, reason=DropReason.TWEET_HELD_OUT)
+    return node
+
+
+def text_hash(text: str) -> int:
+    """A stable 64-bit hash of a cleaned text, for hold-out and duplicate checks."""
+    return seeded_hash(0, "text", text)
 
 
 def make_node(
@@ -173,23 +190,29 @@ def _by_hash(nodes: list[Node], seed: int, dataset: str, root_id: int) -> list[N
     return sorted(nodes, key=lambda n: (seeded_hash(seed, dataset, root_id, n.id), n.id))
 
 
-def _split_eligible(
-    dataset: str, kids: Sequence[Node], result: RootResult
-) -> list[Node]:
+def _split_eligible(dataset: str, kids: Sequence[Node], result: RootResult) -> list[Node]:
     eligible = [k for k in kids if k.reason is None]
-    if len(eligible) < len(kids):
-        _drop(result, dataset, DropReason.PAIR_CHILD_INELIGIBLE, len(kids) - len(eligible))
+    held = sum(k.reason is DropReason.TWEET_HELD_OUT for k in kids)
+    _drop(result, dataset, DropReason.PAIR_CHILD_HELD_OUT, held)
+    _drop(result, dataset, DropReason.PAIR_CHILD_INELIGIBLE, len(kids) - len(eligible) - held)
     return eligible
 
 
 def _select_direct(
-    dataset: str, root_id: int, root: Node | None, kids: Sequence[Node], seed: int, result: RootResult
+    dataset: str,
+    root_id: int,
+    root: Node | None,
+    kids: Sequence[Node],
+    seed: int,
+    result: RootResult,
 ) -> None:
     if root is None:
         _drop(result, dataset, DropReason.PAIR_PARENT_MISSING, len(kids))
         return
     if root.reason is not None:
-        _drop(result, dataset, DropReason.PAIR_PARENT_INELIGIBLE, len(kids))
+        held = root.reason is DropReason.TWEET_HELD_OUT
+        reason = DropReason.PAIR_PARENT_HELD_OUT if held else DropReason.PAIR_PARENT_INELIGIBLE
+        _drop(result, dataset, reason, len(kids))
         return
     eligible = _split_eligible(dataset, kids, result)
     distinct = [k for k in eligible if k.text != root.text]
@@ -219,7 +242,9 @@ def _select_co(
     _drop(result, dataset, DropReason.PAIR_NOT_CHOSEN_FOR_ROOT, len(eligible) - 2)
 
 
-def keep_first_duplicate(seed: int, rows: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any], int]:
+def keep_first_duplicate(
+    seed: int, rows: Sequence[Mapping[str, Any]]
+) -> tuple[Mapping[str, Any], int]:
     """Of pairs with identical (anchor, positive) texts, the one to keep and how many go.
 
     The kept pair is the one whose root has the smallest seeded hash, so the choice does not

@@ -179,7 +179,9 @@ def _v1_quoted(status: Mapping[str, Any], origin: tuple[str, str, int], parsed: 
         parsed.embedded_problems.append(f"quoted_status: {exc}")
 
 
-def _v1_record(s: Mapping[str, Any], origin: tuple[str, str, int], *, embedded: bool) -> dict[str, Any]:
+def _v1_record(
+    s: Mapping[str, Any], origin: tuple[str, str, int], *, embedded: bool
+) -> dict[str, Any]:
     tweet_id = _id(s, "id_str", "id")
     if tweet_id is None:
         raise _BadRecord("status without an id")
@@ -261,7 +263,11 @@ def _v2_refs(data: Mapping[str, Any]) -> dict[str, int]:
 
 
 def _v2_record(
-    data: Mapping[str, Any], refs: Mapping[str, int], origin: tuple[str, str, int], *, embedded: bool
+    data: Mapping[str, Any],
+    refs: Mapping[str, int],
+    origin: tuple[str, str, int],
+    *,
+    embedded: bool,
 ) -> dict[str, Any]:
     tweet_id = _id(data, "id")
     if tweet_id is None:
