@@ -23,21 +23,34 @@ import functools
 import hashlib
 import json
 import logging
-import platform
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.io.parquetio import ReadAllFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
 
 import corpusforge
-from corpusforge.options import DATASETS, TwitterConfig, with_default_runner
+from corpusforge.options import DATASETS, TwitterConfig
+from corpusforge.release.io import (
+    COUNTS,
+    FILES,
+    WriteJsonPerKeyFn,
+    delete_tree,
+    ensure_dir,
+    expand_inputs,
+    file_list,
+    join,
+    pipeline_options,
+    read_json,
+    read_parquet,
+    relative,
+    software,
+    write_json,
+)
 from corpusforge.schemas import (
     BENCHMARK,
     DEAD_LETTER,
@@ -52,7 +65,6 @@ from corpusforge.schemas import (
 from corpusforge.sinks.parquet import (
     WriteParquetShards,
     shard_name,
-    write_file_atomically,
     write_rows,
 )
 from corpusforge.sources.twitter.archive import archive_name, open_uri
@@ -67,10 +79,7 @@ log = logging.getLogger(__name__)
 EXTRACT_VERSION = 1
 """Bump when extraction output changes for the same input: old extracts are then rebuilt."""
 
-_GLOB = re.compile(r"[*?\[]")
 _SUCCESS = "_SUCCESS"
-_FILES = "_files.json"
-_COUNTS = "_counts.json"
 
 
 @dataclass(frozen=True)
@@ -91,25 +100,6 @@ class InputArchive:
             "sha256": self.sha256,
             "extract": f"tweets/{self.extract}",
         }
-
-
-def expand_inputs(patterns: Iterable[str]) -> list[str]:
-    """Paths, globs and URIs -> the sorted list of archive URIs; an empty match is an error."""
-    uris: set[str] = set()
-    for pattern in patterns:
-        if pattern.startswith(("http://", "https://")):
-            uris.add(pattern)
-            continue
-        if _GLOB.search(pattern):
-            matched = [m.path for m in FileSystems.match([pattern])[0].metadata_list]
-            if not matched:
-                raise FileNotFoundError(f"input pattern {pattern!r} matched no file")
-            uris.update(matched)
-        elif FileSystems.exists(pattern):
-            uris.add(pattern)
-        else:
-            raise FileNotFoundError(f"input {pattern!r} does not exist")
-    return sorted(uris)
 
 
 def describe_input(uri: str, config: TwitterConfig) -> InputArchive:
@@ -133,64 +123,20 @@ def describe_input(uri: str, config: TwitterConfig) -> InputArchive:
     return InputArchive(uri, name, size, sha, f"{safe}-{key}")
 
 
-def _join(*parts: str) -> str:
-    return FileSystems.join(*parts)
-
-
-def _read_json(path: str) -> Any:
-    with FileSystems.open(path) as f:
-        return json.loads(f.read().decode("utf-8"))
-
-
-def _write_json(path: str, doc: Any) -> None:
-    data = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8") + b"\n"
-    write_file_atomically(path, data)
-
-
-def _delete_tree(path: str) -> None:
-    if FileSystems.exists(path):
-        FileSystems.delete([path])
-
-
-def _ensure_dir(path: str) -> None:
-    if not FileSystems.exists(path):
-        FileSystems.mkdirs(path)
-
-
-def _pipeline_options(beam_args: list[str]) -> PipelineOptions:
-    return with_default_runner(PipelineOptions(beam_args))
-
-
 # ---------------------------------------------------------------------------------------
 # Stage 1: extract
 
 
-class _WriteJsonPerKeyFn(beam.DoFn):
-    """(folder, items) -> folder/<name>, with items turned into a JSON document."""
-
-    def __init__(self, name: str, to_doc: Callable[[Iterable[Any]], Any]) -> None:
-        self._name = name
-        self._to_doc = to_doc
-
-    def process(self, element: tuple[str, Iterable[Any]]) -> None:
-        folder, items = element
-        _write_json(_join(folder, self._name), self._to_doc(items))
-
-
-def _file_list(infos: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(infos, key=lambda i: i["path"])
-
-
 def _run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list[str]) -> None:
-    tweet_dirs = {a.uri: _join(config.out, "tweets", a.extract) for a in todo}
+    tweet_dirs = {a.uri: join(config.out, "tweets", a.extract) for a in todo}
     dead_dirs = {
-        _join(config.out, "tweets", a.extract): _join(config.out, "dead_letter", a.extract)
+        join(config.out, "tweets", a.extract): join(config.out, "dead_letter", a.extract)
         for a in todo
     }
     for a in todo:  # leftovers of a killed run are never mixed with a fresh extract
-        _delete_tree(tweet_dirs[a.uri])
-        _delete_tree(dead_dirs[tweet_dirs[a.uri]])
-    with beam.Pipeline(options=_pipeline_options(beam_args)) as p:
+        delete_tree(tweet_dirs[a.uri])
+        delete_tree(dead_dirs[tweet_dirs[a.uri]])
+    with beam.Pipeline(options=pipeline_options(beam_args)) as p:
         ex = (
             p
             | "Archives" >> beam.Create(sorted(tweet_dirs))
@@ -198,12 +144,12 @@ def _run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: lis
         )
         tweet_files = (
             ex["tweets"]
-            | "TweetDest" >> beam.Map(lambda kv: (_join(kv[0], "tweets"), kv[1]))
+            | "TweetDest" >> beam.Map(lambda kv: (join(kv[0], "tweets"), kv[1]))
             | "WriteTweets" >> WriteParquetShards(TWEET, _tweet_key, config.rows_per_shard)
         )
         delete_files = (
             ex["deletes"]
-            | "DeleteDest" >> beam.Map(lambda kv: (_join(kv[0], "deletes"), kv[1]))
+            | "DeleteDest" >> beam.Map(lambda kv: (join(kv[0], "deletes"), kv[1]))
             | "WriteDeletes" >> WriteParquetShards(DELETE, _tweet_key, config.rows_per_shard)
         )
         dead_files = (
@@ -216,20 +162,19 @@ def _run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: lis
             | "AllFiles" >> beam.Flatten()
             | "FilesByExtract" >> beam.Map(_extract_of, list(dead_dirs.items()))
             | "GroupFiles" >> beam.GroupByKey()
-            | "WriteFileLists" >> beam.ParDo(_WriteJsonPerKeyFn(_FILES, _file_list))
+            | "WriteFileLists" >> beam.ParDo(WriteJsonPerKeyFn(FILES, file_list))
         )
         (
             ex["counts"]
             | "CountsByExtract" >> beam.Map(lambda kv: (kv[0][0], (kv[0][1], kv[1])))
             | "GroupCounts" >> beam.GroupByKey()
-            | "WriteCounts"
-            >> beam.ParDo(_WriteJsonPerKeyFn(_COUNTS, lambda kvs: dict(sorted(kvs))))
+            | "WriteCounts" >> beam.ParDo(WriteJsonPerKeyFn(COUNTS, lambda kvs: dict(sorted(kvs))))
         )
     for a in todo:
         folder = tweet_dirs[a.uri]
-        if not FileSystems.exists(_join(folder, _FILES)):
-            _write_json(_join(folder, _FILES), [])
-        _write_json(_join(folder, _SUCCESS), a.to_json())
+        if not FileSystems.exists(join(folder, FILES)):
+            write_json(join(folder, FILES), [])
+        write_json(join(folder, _SUCCESS), a.to_json())
 
 
 def _tweet_key(row: Mapping[str, Any]) -> int:
@@ -259,7 +204,7 @@ def _extract_of(
 
 
 def _extract_is_complete(folder: str) -> bool:
-    return all(FileSystems.exists(_join(folder, n)) for n in (_SUCCESS, _FILES, _COUNTS))
+    return all(FileSystems.exists(join(folder, n)) for n in (_SUCCESS, FILES, COUNTS))
 
 
 # ---------------------------------------------------------------------------------------
@@ -274,9 +219,9 @@ def _run_pairs(
     staging: str,
 ) -> None:
     decontaminator = _decontaminator(config)
-    with beam.Pipeline(options=_pipeline_options(beam_args)) as p:
-        tweets = _read_parquet(p, "Tweets", tweet_files)
-        deletes = _read_parquet(p, "Deletes", delete_files)
+    with beam.Pipeline(options=pipeline_options(beam_args)) as p:
+        tweets = read_parquet(p, "Tweets", tweet_files)
+        deletes = read_parquet(p, "Deletes", delete_files)
         result = {"tweets": tweets, "deletes": deletes} | "Pairs" >> TwitterPairs(
             config.clean,
             config.min_chars,
@@ -291,8 +236,8 @@ def _run_pairs(
             | "PairDest"
             >> beam.FlatMap(
                 lambda r: [
-                    (_join(staging, "pairs", r["dataset"]), r),
-                    (_join(staging, "pairs", "all"), r),
+                    (join(staging, "pairs", r["dataset"]), r),
+                    (join(staging, "pairs", "all"), r),
                 ]
             )
             | "WritePairs" >> WriteParquetShards(PAIR, _pair_key, config.rows_per_shard)
@@ -307,14 +252,14 @@ def _run_pairs(
             | "StagedFiles" >> beam.Flatten()
             | "OneFileList" >> beam.Map(lambda info: (staging, info))
             | "GroupPairFiles" >> beam.GroupByKey()
-            | "WritePairFileList" >> beam.ParDo(_WriteJsonPerKeyFn(_FILES, _file_list))
+            | "WritePairFileList" >> beam.ParDo(WriteJsonPerKeyFn(FILES, file_list))
         )
         (
             result["counts"]
             | "OneCounts" >> beam.Map(lambda kv: (staging, kv))
             | "GroupPairCounts" >> beam.GroupByKey()
             | "WritePairCounts"
-            >> beam.ParDo(_WriteJsonPerKeyFn(_COUNTS, lambda kvs: dict(sorted(kvs))))
+            >> beam.ParDo(WriteJsonPerKeyFn(COUNTS, lambda kvs: dict(sorted(kvs))))
         )
 
 
@@ -335,15 +280,8 @@ def _write_benchmark(element: tuple[str, Iterable[dict[str, Any]]], staging: str
     bench, rows = element
     ordered = sorted(rows, key=lambda r: r["query_id"])
     return write_rows(
-        _join(staging, "benchmarks", f"{bench}.parquet"), ordered, arrow_schema(BENCHMARK)
+        join(staging, "benchmarks", f"{bench}.parquet"), ordered, arrow_schema(BENCHMARK)
     )
-
-
-def _read_parquet(p: beam.Pipeline, label: str, files: list[str]) -> beam.PCollection:
-    paths = p | f"{label}Files" >> beam.Create(files)
-    if not files:
-        return paths
-    return paths | f"Read{label}" >> ReadAllFromParquet(columns=None)
 
 
 def _pair_key(row: Mapping[str, Any]) -> tuple[int, int]:
@@ -360,46 +298,29 @@ def _publish(config: TwitterConfig, staging: str) -> list[dict[str, Any]]:
     Every dataset (and ``all``) has at least one shard and every benchmark a file, so a
     reader always finds the schema, even where no row qualified.
     """
-    staged = (
-        _read_json(_join(staging, _FILES)) if FileSystems.exists(_join(staging, _FILES)) else []
-    )
+    staged = read_json(join(staging, FILES)) if FileSystems.exists(join(staging, FILES)) else []
     for folder in ("pairs", "benchmarks"):
-        _delete_tree(_join(config.out, folder))
+        delete_tree(join(config.out, folder))
     published = []
     for info in staged:
-        target = _join(config.out, _relative(info["path"], staging))
-        _ensure_dir(target.rsplit("/", 1)[0])
+        target = join(config.out, relative(info["path"], staging))
+        ensure_dir(target.rsplit("/", 1)[0])
         FileSystems.rename([info["path"]], [target])
         published.append({**info, "path": target})
-    present = {_relative(i["path"], config.out).rsplit("/", 1)[0] for i in published}
-    present |= {_relative(i["path"], config.out) for i in published}
+    present = {relative(i["path"], config.out).rsplit("/", 1)[0] for i in published}
+    present |= {relative(i["path"], config.out) for i in published}
     for dataset in (*DATASETS, "all"):
         if f"pairs/{dataset}" not in present:
-            path = _join(config.out, "pairs", dataset, shard_name(0, 1))
-            _ensure_dir(_join(config.out, "pairs", dataset))
+            path = join(config.out, "pairs", dataset, shard_name(0, 1))
+            ensure_dir(join(config.out, "pairs", dataset))
             published.append(write_rows(path, [], arrow_schema(PAIR)))
     if config.benchmarks.queries > 0:
         for bench in BENCHMARKS:
             if f"benchmarks/{bench}.parquet" not in present:
-                _ensure_dir(_join(config.out, "benchmarks"))
-                path = _join(config.out, "benchmarks", f"{bench}.parquet")
+                ensure_dir(join(config.out, "benchmarks"))
+                path = join(config.out, "benchmarks", f"{bench}.parquet")
                 published.append(write_rows(path, [], arrow_schema(BENCHMARK)))
     return published
-
-
-def _relative(path: str, root: str) -> str:
-    prefix = root.rstrip("/") + "/"
-    return path[len(prefix) :] if path.startswith(prefix) else path
-
-
-def _software() -> dict[str, str]:
-    versions = {"python": platform.python_version(), "corpusforge": corpusforge.__version__}
-    for dist in ("apache-beam", "pyarrow", "orjson", "ftfy", "emoji"):
-        try:
-            versions[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            versions[dist] = "not installed"
-    return versions
 
 
 def _nested(flat: Mapping[str, int], prefix: str) -> dict[str, int]:
@@ -546,7 +467,7 @@ def build(config: TwitterConfig, beam_args: list[str] | None = None) -> dict[str
     uris = expand_inputs(config.inputs)
     log.info("%d input archives", len(uris))
     archives = [describe_input(uri, config) for uri in uris]
-    folders = {a.uri: _join(config.out, "tweets", a.extract) for a in archives}
+    folders = {a.uri: join(config.out, "tweets", a.extract) for a in archives}
     todo = [a for a in archives if not _extract_is_complete(folders[a.uri])]
     log.info("extracting %d archives, reusing %d", len(todo), len(archives) - len(todo))
     if todo:
@@ -555,19 +476,19 @@ def build(config: TwitterConfig, beam_args: list[str] | None = None) -> dict[str
     extract_files: list[dict[str, Any]] = []
     extract_counts = []
     for a in archives:
-        extract_files += _read_json(_join(folders[a.uri], _FILES))
-        extract_counts.append(_read_json(_join(folders[a.uri], _COUNTS)))
+        extract_files += read_json(join(folders[a.uri], FILES))
+        extract_counts.append(read_json(join(folders[a.uri], COUNTS)))
     tweet_files = [i["path"] for i in extract_files if _schema_of(i["path"]) == TWEET]
     delete_files = [i["path"] for i in extract_files if _schema_of(i["path"]) == DELETE]
 
-    staging = _join(config.out, "_staging")
-    _delete_tree(staging)
+    staging = join(config.out, "_staging")
+    delete_tree(staging)
     _run_pairs(tweet_files, delete_files, config, beam_args, staging)
     pair_counts = (
-        _read_json(_join(staging, _COUNTS)) if FileSystems.exists(_join(staging, _COUNTS)) else {}
+        read_json(join(staging, COUNTS)) if FileSystems.exists(join(staging, COUNTS)) else {}
     )
     pair_files = _publish(config, staging)
-    _delete_tree(staging)
+    delete_tree(staging)
 
     manifest = _manifest(
         config, beam_args, archives, extract_files, extract_counts, pair_counts, pair_files
@@ -584,7 +505,7 @@ def build(config: TwitterConfig, beam_args: list[str] | None = None) -> dict[str
                 b["queries_without_negatives"],
             )
     validate_json(MANIFEST, manifest)
-    _write_json(_join(config.out, "manifest.json"), manifest)
+    write_json(join(config.out, "manifest.json"), manifest)
     return manifest
 
 
@@ -612,7 +533,7 @@ def _manifest(
 ) -> dict[str, Any]:
     files = [
         {
-            "path": _relative(i["path"], config.out),
+            "path": relative(i["path"], config.out),
             "rows": i["rows"],
             "bytes": i["bytes"],
             "sha256": i["sha256"],
@@ -638,7 +559,7 @@ def _manifest(
         "manifest_version": MANIFEST.version,
         "kind": "twitter-pairs",
         "corpusforge_version": corpusforge.__version__,
-        "software": _software(),
+        "software": software(),
         "schemas": {ref.name: str(ref) for ref in (TWEET, DELETE, DEAD_LETTER, PAIR, BENCHMARK)},
         "config": config.to_json(),
         "runner": str(options.get("runner") or "FnApiRunner"),

@@ -1,0 +1,229 @@
+"""Moses-style line-aligned bitext -> :class:`RawPair` items.
+
+Two layouts: OPUS's ``{l1}-{l2}.txt.zip`` holding ``{Corpus}.{l1}-{l2}.{l1}`` and
+``{Corpus}.{l1}-{l2}.{l2}`` (plus README/LICENSE/ids members, ignored), or two plain
+files given together (``tatoeba.deu-eng.deu`` + ``tatoeba.deu-eng.eng``,
+``RF-tokenized.en`` + ``RF-tokenized.fr``). Languages come from the last suffix of each
+side. Line ``n`` of one side pairs with line ``n`` of the other; when one side runs out
+first the rest is reported as one ``parse_line_count_mismatch`` dead letter, never
+silently truncated.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import zipfile
+from collections.abc import Iterable, Iterator
+from itertools import zip_longest
+
+from corpusforge.sources.opus.names import (
+    infer_dataset,
+    is_lang_suffix,
+    languages_from_name,
+    side_language,
+)
+from corpusforge.sources.opus.records import (
+    DeadLetter,
+    Origin,
+    RawPair,
+    Skipped,
+    SkipReason,
+    SourceItem,
+    SourceReason,
+)
+from corpusforge.sources.opus.streams import (
+    STREAM_ERRORS,
+    ZIP_ERRORS,
+    decode_line,
+    file_name,
+    iter_lines,
+    open_decompressed,
+    open_raw,
+)
+from corpusforge.text.langid import normalize_lang
+
+_MEMBER = re.compile(r"^(?P<stem>.+)\.(?P<l1>[^.\-]+)-(?P<l2>[^.\-]+)\.(?P<lang>[^.\-]+)$")
+
+
+def pair_lines(
+    src_lines: Iterable[bytes],
+    trg_lines: Iterable[bytes],
+    *,
+    src_lang: str,
+    trg_lang: str,
+    dataset: str,
+    origin_file: str,
+    origin_member: str | None = None,
+) -> Iterator[SourceItem]:
+    """Pair two line streams line by line, with ``zip(..., strict=True)`` semantics.
+
+    Args:
+        src_lines: raw lines of the first side, without line endings.
+        trg_lines: raw lines of the second side.
+        src_lang: normalised language of the first side.
+        trg_lang: normalised language of the second side.
+        dataset: corpus name for the records.
+        origin_file: file name for origins.
+        origin_member: member name for origins, or ``None``.
+
+    Yields:
+        A :class:`RawPair` per line; :class:`Skipped` (``align_empty_side``) when a side is
+        blank; :class:`DeadLetter` for invalid UTF-8 (``read_decode_error``), for a count
+        mismatch at the end (``parse_line_count_mismatch``), or for a stream that breaks
+        part-way (``read_unreadable``, after everything before it).
+    """
+    src_iter, trg_iter = iter(src_lines), iter(trg_lines)
+    line_no = 0
+    try:
+        for line_no, (a, b) in enumerate(zip_longest(src_iter, trg_iter), start=1):
+            origin = Origin(origin_file, origin_member, line_no)
+            if a is None or b is None:
+                longer, rest = ("first", src_iter) if b is None else ("second", trg_iter)
+                extra = 1 + sum(1 for _ in rest)
+                yield DeadLetter.of(
+                    SourceReason.PARSE_LINE_COUNT_MISMATCH,
+                    origin,
+                    f"the {longer} side has {extra} more line(s) than the other "
+                    f"({line_no - 1} lines paired)",
+                    a if a is not None else (b or b""),
+                )
+                break
+            try:
+                src, trg = decode_line(a, line_no).strip(), decode_line(b, line_no).strip()
+            except UnicodeDecodeError as exc:
+                yield DeadLetter.of(
+                    SourceReason.READ_DECODE_ERROR, origin, str(exc), a + b"\t" + b
+                )
+                continue
+            if not src or not trg:
+                yield Skipped.of(SkipReason.ALIGN_EMPTY_SIDE, origin)
+                continue
+            yield RawPair(
+                src, trg, src_lang, trg_lang, dataset, origin_file, origin_member, line_no
+            )
+    except ZIP_ERRORS as exc:
+        yield DeadLetter.of(
+            SourceReason.READ_UNREADABLE,
+            Origin(origin_file, origin_member, line_no + 1),
+            f"stream broke after line {line_no}: {exc!r}",
+        )
+
+
+def read_moses_files(
+    src_uri: str,
+    trg_uri: str,
+    *,
+    src_lang: str | None = None,
+    trg_lang: str | None = None,
+    dataset: str | None = None,
+) -> Iterator[SourceItem]:
+    """Read two plain line-aligned files (each may be gzip/bz2/xz compressed).
+
+    Args:
+        src_uri: the first side, e.g. ``tatoeba.deu-eng.deu``.
+        trg_uri: the second side, e.g. ``tatoeba.deu-eng.eng``.
+        src_lang: language of ``src_uri``; default: its last suffix.
+        trg_lang: language of ``trg_uri``; default: its last suffix.
+        dataset: corpus name; default: inferred from ``src_uri``'s name.
+
+    Yields:
+        See :func:`pair_lines`; origins name ``src_uri``'s file and its line numbers.
+    """
+    origin_file = file_name(src_uri)
+    langs = (
+        normalize_lang(src_lang) if src_lang else side_language(src_uri),
+        normalize_lang(trg_lang) if trg_lang else side_language(trg_uri),
+    )
+    if langs[0] is None or langs[1] is None:
+        yield DeadLetter.of(
+            SourceReason.PARSE_MISSING_LANG,
+            (origin_file, None, None),
+            f"no language suffix on {file_name(src_uri)!r} / {file_name(trg_uri)!r}; "
+            "pass src_lang and trg_lang",
+        )
+        return
+    try:
+        with open_decompressed(src_uri) as src, open_decompressed(trg_uri) as trg:
+            yield from pair_lines(
+                iter_lines(src),
+                iter_lines(trg),
+                src_lang=langs[0],
+                trg_lang=langs[1],
+                dataset=dataset or infer_dataset(src_uri),
+                origin_file=origin_file,
+            )
+    except STREAM_ERRORS as exc:
+        yield DeadLetter.of(
+            SourceReason.READ_UNREADABLE, (origin_file, None, None), f"cannot open: {exc!r}"
+        )
+
+
+def moses_members(names: Iterable[str]) -> list[tuple[str, str, str, str]]:
+    """The line-aligned pairs among a zip's member names.
+
+    Args:
+        names: member names, e.g. ``["README", "RF.de-en.de", "RF.de-en.en", "RF.de-en.ids"]``.
+
+    Returns:
+        ``(src_member, trg_member, l1, l2)`` for each ``{stem}.{l1}-{l2}`` with both sides,
+        ``src_member`` being the ``.{l1}`` one; sorted by member name.
+    """
+    sides: dict[tuple[str, str, str], dict[str, str]] = {}
+    for name in names:
+        match = _MEMBER.match(posixpath.basename(name))
+        if (
+            not match
+            or match["lang"] not in (match["l1"], match["l2"])
+            or not (is_lang_suffix(match["l1"]) and is_lang_suffix(match["l2"]))
+        ):
+            continue
+        key = (posixpath.join(posixpath.dirname(name), match["stem"]), match["l1"], match["l2"])
+        sides.setdefault(key, {})[match["lang"]] = name
+    pairs = []
+    for (_, l1, l2), found in sorted(sides.items()):
+        if l1 in found and l2 in found:
+            pairs.append((found[l1], found[l2], l1, l2))
+    return pairs
+
+
+def read_moses_zip(uri: str, *, dataset: str | None = None) -> Iterator[SourceItem]:
+    """Read every ``{Corpus}.{l1}-{l2}.{l1|l2}`` member pair of an OPUS Moses zip.
+
+    Args:
+        uri: path or URI of ``{l1}-{l2}.txt.zip`` (any name).
+        dataset: corpus name; default: the members' ``{Corpus}`` prefix.
+
+    Yields:
+        See :func:`pair_lines`, with the ``src`` member as ``origin_member``;
+        ``read_missing_member`` when the zip holds no complete pair, ``read_unreadable``
+        when it is not a readable zip.
+    """
+    origin_file = file_name(uri)
+    try:
+        with open_raw(uri) as raw, zipfile.ZipFile(raw) as zf:
+            names = zf.namelist()
+            pairs = moses_members(names)
+            if not pairs:
+                yield DeadLetter.of(
+                    SourceReason.READ_MISSING_MEMBER,
+                    (origin_file, None, None),
+                    f"no '{{Corpus}}.l1-l2.l1' + '.l2' members (expected "
+                    f"{languages_from_name(uri)}); members: {names[:20]}",
+                )
+            for src_member, trg_member, l1, l2 in pairs:
+                corpus = posixpath.basename(src_member).rsplit(".", 2)[0]
+                with zf.open(src_member) as src, zf.open(trg_member) as trg:
+                    yield from pair_lines(
+                        iter_lines(src),
+                        iter_lines(trg),
+                        src_lang=normalize_lang(l1),
+                        trg_lang=normalize_lang(l2),
+                        dataset=dataset or corpus,
+                        origin_file=origin_file,
+                        origin_member=src_member,
+                    )
+    except ZIP_ERRORS as exc:
+        yield DeadLetter.of(
+            SourceReason.READ_UNREADABLE, (origin_file, None, None), f"cannot read zip: {exc!r}"
+        )

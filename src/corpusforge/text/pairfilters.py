@@ -1,0 +1,330 @@
+"""Pure checks on a text pair: each returns a :class:`FilterReason` or ``None`` (keep).
+
+Defaults follow the papers whose corpora corpusforge rebuilds:
+
+* Bitext, following P-SP (Wieting et al., "Paraphrastic Representations at Scale",
+  EMNLP 2022 demos) and CT-XLMR-SE (Lamsal et al., ISCRAM 2024): each side has 3 to 100
+  whitespace-separated tokens, and each side is in its labelled language according to
+  fastText ``lid.176`` (:mod:`corpusforge.text.langid`).
+* ParaNMT (P-SP's filtering of ParaNMT-50M): the mean whitespace-token length of the two
+  sides is in [5, 40], the paraphrase score is in [0.4, 1.0], and the word-trigram
+  overlap of the two sides (:func:`corpusforge.text.overlap.trigram_overlap`) is at most
+  0.7, so that near-copies do not teach the model to match surface form.
+
+Inputs are the two sides as ``str`` (``anchor``/``positive`` or ``src``/``trg``), the
+ParaNMT ``score`` and, for language id, the sides' language labels; checks never change
+the text. Whitespace tokens undercount languages written
+without spaces (Chinese, Japanese, Thai): such pairs fail the minimum length.
+
+Exact duplicates and the per-(dataset, language pair) caps are applied later, in Beam,
+by seeded hash; :func:`pair_key` is the pure key for the first. Their reason codes are
+here so every drop in the pipeline has one.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import math
+from dataclasses import dataclass
+from typing import Protocol
+
+from corpusforge.text.langid import normalize_lang
+from corpusforge.text.overlap import trigram_overlap
+
+
+class FilterReason(enum.StrEnum):
+    """Why a pair is dropped (prefix = stage)."""
+
+    BITEXT_TOO_SHORT = "bitext_too_short"
+    BITEXT_TOO_LONG = "bitext_too_long"
+    PARAPHRASE_TOO_SHORT = "paraphrase_too_short"
+    PARAPHRASE_TOO_LONG = "paraphrase_too_long"
+    PARAPHRASE_SCORE_TOO_LOW = "paraphrase_score_too_low"
+    PARAPHRASE_SCORE_TOO_HIGH = "paraphrase_score_too_high"
+    PARAPHRASE_OVERLAP_TOO_HIGH = "paraphrase_overlap_too_high"
+    LANG_MISMATCH = "lang_mismatch"
+    LANG_LOW_CONFIDENCE = "lang_low_confidence"
+    DEDUP_DUPLICATE = "dedup_duplicate"
+    CAP_OVER_LIMIT = "cap_over_limit"
+
+
+def _require(ok: bool, message: str) -> None:
+    if not ok:
+        raise ValueError(message)
+
+
+def _finite(name: str, value: float) -> None:
+    _require(
+        isinstance(value, int | float) and math.isfinite(value),
+        f"{name} must be a finite number, got {value!r}",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class BitextFilterConfig:
+    """Length limits for a translation pair, per side.
+
+    Attributes:
+        min_tokens: fewest whitespace tokens on each side (P-SP: 3).
+        max_tokens: most whitespace tokens on each side (P-SP: 100).
+    """
+
+    min_tokens: int = 3
+    max_tokens: int = 100
+
+    def __post_init__(self) -> None:
+        _require(
+            isinstance(self.min_tokens, int) and self.min_tokens >= 1,
+            f"min_tokens must be an integer >= 1, got {self.min_tokens!r}",
+        )
+        _require(
+            isinstance(self.max_tokens, int) and self.max_tokens >= self.min_tokens,
+            f"max_tokens must be an integer >= min_tokens ({self.min_tokens}), "
+            f"got {self.max_tokens!r}",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ParaphraseFilterConfig:
+    """Limits for a ParaNMT-style paraphrase pair.
+
+    Attributes:
+        min_mean_tokens: lowest mean whitespace-token length of the two sides (P-SP: 5).
+        max_mean_tokens: highest mean whitespace-token length (P-SP: 40).
+        min_score: lowest paraphrase score kept (P-SP: 0.4).
+        max_score: highest paraphrase score kept (P-SP: 1.0).
+        max_trigram_overlap: highest word-trigram overlap kept (P-SP: 0.7).
+    """
+
+    min_mean_tokens: float = 5.0
+    max_mean_tokens: float = 40.0
+    min_score: float = 0.4
+    max_score: float = 1.0
+    max_trigram_overlap: float = 0.7
+
+    def __post_init__(self) -> None:
+        for name in (
+            "min_mean_tokens",
+            "max_mean_tokens",
+            "min_score",
+            "max_score",
+            "max_trigram_overlap",
+        ):
+            _finite(name, getattr(self, name))
+        _require(
+            self.min_mean_tokens >= 0,
+            f"min_mean_tokens must be >= 0, got {self.min_mean_tokens!r}",
+        )
+        _require(
+            self.max_mean_tokens >= self.min_mean_tokens,
+            f"max_mean_tokens must be >= min_mean_tokens ({self.min_mean_tokens}), "
+            f"got {self.max_mean_tokens!r}",
+        )
+        _require(
+            self.max_score >= self.min_score,
+            f"max_score must be >= min_score ({self.min_score}), got {self.max_score!r}",
+        )
+        _require(
+            0.0 <= self.max_trigram_overlap <= 1.0,
+            f"max_trigram_overlap must be in [0, 1], got {self.max_trigram_overlap!r}",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageFilterConfig:
+    """Language-id check on each side.
+
+    Attributes:
+        min_confidence: lowest fastText probability for the expected language; 0.0 (the
+            default) only asks that the top prediction is the labelled language.
+    """
+
+    min_confidence: float = 0.0
+
+    def __post_init__(self) -> None:
+        _finite("min_confidence", self.min_confidence)
+        _require(
+            0.0 <= self.min_confidence <= 1.0,
+            f"min_confidence must be in [0, 1], got {self.min_confidence!r}",
+        )
+
+
+class LanguagePredictor(Protocol):
+    """What the language check needs: :class:`corpusforge.text.langid.LanguageIdentifier`."""
+
+    def predict(self, text: str) -> tuple[str, float]: ...
+
+
+def token_count(text: str) -> int:
+    """Number of whitespace-separated tokens."""
+    return len(text.split())
+
+
+def check_bitext_length(
+    src: str, trg: str, config: BitextFilterConfig = BitextFilterConfig()
+) -> FilterReason | None:
+    """Both sides of a translation pair have ``min_tokens``..``max_tokens`` tokens.
+
+    Args:
+        src: one side (the anchor).
+        trg: the other side (the positive).
+        config: the limits.
+
+    Returns:
+        ``bitext_too_short`` or ``bitext_too_long`` (short is checked first), else ``None``.
+    """
+    counts = (token_count(src), token_count(trg))
+    if min(counts) < config.min_tokens:
+        return FilterReason.BITEXT_TOO_SHORT
+    if max(counts) > config.max_tokens:
+        return FilterReason.BITEXT_TOO_LONG
+    return None
+
+
+def check_paraphrase_length(
+    reference: str, paraphrase: str, config: ParaphraseFilterConfig = ParaphraseFilterConfig()
+) -> FilterReason | None:
+    """The mean token length of the two sides is within the configured range.
+
+    Returns:
+        ``paraphrase_too_short`` or ``paraphrase_too_long``, else ``None``.
+    """
+    mean = (token_count(reference) + token_count(paraphrase)) / 2
+    if mean < config.min_mean_tokens:
+        return FilterReason.PARAPHRASE_TOO_SHORT
+    if mean > config.max_mean_tokens:
+        return FilterReason.PARAPHRASE_TOO_LONG
+    return None
+
+
+def check_paraphrase_score(
+    score: float, config: ParaphraseFilterConfig = ParaphraseFilterConfig()
+) -> FilterReason | None:
+    """The score is within ``[min_score, max_score]`` (NaN counts as too low).
+
+    Returns:
+        ``paraphrase_score_too_low`` or ``paraphrase_score_too_high``, else ``None``.
+    """
+    if not score >= config.min_score:
+        return FilterReason.PARAPHRASE_SCORE_TOO_LOW
+    if score > config.max_score:
+        return FilterReason.PARAPHRASE_SCORE_TOO_HIGH
+    return None
+
+
+def check_trigram_overlap(
+    overlap: float, config: ParaphraseFilterConfig = ParaphraseFilterConfig()
+) -> FilterReason | None:
+    """The trigram overlap of the two sides is at most ``max_trigram_overlap``.
+
+    Args:
+        overlap: :func:`corpusforge.text.overlap.trigram_overlap` of the two sides,
+            computed once by the caller, who also writes it to the ``paraphrase`` table.
+        config: the limit.
+
+    Returns:
+        ``paraphrase_overlap_too_high``, else ``None``.
+    """
+    if overlap > config.max_trigram_overlap:
+        return FilterReason.PARAPHRASE_OVERLAP_TOO_HIGH
+    return None
+
+
+def check_paraphrase(
+    reference: str,
+    paraphrase: str,
+    score: float,
+    config: ParaphraseFilterConfig = ParaphraseFilterConfig(),
+    *,
+    overlap: float | None = None,
+) -> FilterReason | None:
+    """All ParaNMT checks in order: length, score, trigram overlap.
+
+    Args:
+        reference: the reference sentence (anchor).
+        paraphrase: the paraphrase (positive).
+        score: the score given with the pair.
+        config: the limits.
+        overlap: the pair's trigram overlap if already computed; else computed here.
+
+    Returns:
+        The first failing check's reason, else ``None``.
+    """
+    reason = check_paraphrase_length(reference, paraphrase, config) or check_paraphrase_score(
+        score, config
+    )
+    if reason is not None:
+        return reason
+    if overlap is None:
+        overlap = trigram_overlap(reference, paraphrase)
+    return check_trigram_overlap(overlap, config)
+
+
+def check_language(
+    text: str,
+    lang: str,
+    identifier: LanguagePredictor,
+    config: LanguageFilterConfig = LanguageFilterConfig(),
+) -> FilterReason | None:
+    """``text`` is predicted to be in ``lang`` with at least ``min_confidence``.
+
+    Args:
+        text: one side of a pair.
+        lang: its labelled language, any form :func:`normalize_lang` accepts.
+        identifier: a loaded :class:`~corpusforge.text.langid.LanguageIdentifier`.
+        config: the confidence threshold.
+
+    Returns:
+        ``lang_mismatch`` when another language is predicted, ``lang_low_confidence``
+        when the right one is predicted below the threshold, else ``None``.
+    """
+    predicted, confidence = identifier.predict(text)
+    if predicted != normalize_lang(lang):
+        return FilterReason.LANG_MISMATCH
+    if confidence < config.min_confidence:
+        return FilterReason.LANG_LOW_CONFIDENCE
+    return None
+
+
+def check_pair_languages(
+    src: str,
+    src_lang: str,
+    trg: str,
+    trg_lang: str,
+    identifier: LanguagePredictor,
+    config: LanguageFilterConfig = LanguageFilterConfig(),
+) -> FilterReason | None:
+    """Both sides of a translation pair are in their labelled languages.
+
+    Returns:
+        The first side's reason from :func:`check_language`, else the second's, else ``None``.
+    """
+    return check_language(src, src_lang, identifier, config) or check_language(
+        trg, trg_lang, identifier, config
+    )
+
+
+def _dedup_text(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def pair_key(anchor: str, positive: str, *, symmetric: bool = False) -> str:
+    """A key that is equal for exact duplicate pairs, up to case and whitespace.
+
+    Args:
+        anchor: first side.
+        positive: second side.
+        symmetric: also treat ``(b, a)`` as a duplicate of ``(a, b)`` (paraphrases).
+
+    Returns:
+        32 hex digits (BLAKE2b-128 of the case-folded, whitespace-collapsed sides).
+    """
+    sides = [_dedup_text(anchor), _dedup_text(positive)]
+    if symmetric:
+        sides.sort()
+    digest = hashlib.blake2b(digest_size=16, person=b"cf-pair-key")
+    for side in sides:
+        digest.update(side.encode("utf-8", "surrogatepass"))
+        digest.update(b"\x00")
+    return digest.hexdigest()

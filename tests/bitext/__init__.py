@@ -1,0 +1,1 @@
+"""Tests for the OPUS and ParaNMT readers, language id and pair filters."""
