@@ -125,6 +125,7 @@ def test_twitter_pairs_removes_deleted_and_counts_every_candidate() -> None:
         _row(3, "a reply that its author later deleted", reply_to=1),
         _row(4, "too short", reply_to=1),
         _row(1, "the root tweet about spring gardening"),  # seen twice, e.g. in two archives
+        _row(5, "una respuesta en español, no seleccionada", reply_to=1, lang="es"),
     ]
     p = TestPipeline(runner="FnApiRunner")
     out = {
@@ -140,9 +141,11 @@ def test_twitter_pairs_removes_deleted_and_counts_every_candidate() -> None:
         out["counts"],
         equal_to(
             [
+                ("records_in", 6),
+                ("records_lang_not_selected", 1),
+                ("records_in_conversations", 5),
                 ("tweets_distinct", 4),
                 ("tweets_eligible", 2),
-                ("deletes_not_in_input", 1),
                 ("tweets_dropped.tweet_deleted", 1),
                 ("tweets_dropped.clean_too_short", 1),
                 ("pairs.rp.candidates", 3),

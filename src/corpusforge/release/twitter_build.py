@@ -127,7 +127,7 @@ def describe_input(uri: str, config: TwitterConfig) -> InputArchive:
 # Stage 1: extract
 
 
-def _run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list[str]) -> None:
+def run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list[str]) -> None:
     tweet_dirs = {a.uri: join(config.out, "tweets", a.extract) for a in todo}
     dead_dirs = {
         join(config.out, "tweets", a.extract): join(config.out, "dead_letter", a.extract)
@@ -177,6 +177,29 @@ def _run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: lis
         write_json(join(folder, _SUCCESS), a.to_json())
 
 
+IN_PROCESS_RUNNERS = {
+    "FnApiRunner",
+    "DirectRunner",
+    "BundleBasedDirectRunner",
+    "SwitchingDirectRunner",
+}
+
+
+def _extract_batches(todo: list[InputArchive], beam_args: list[str]) -> list[list[InputArchive]]:
+    """One extract pipeline per archive on the in-process runner, one for all elsewhere.
+
+    The in-process runner holds a grouping's data in memory, so extracting one daily archive
+    at a time bounds memory by a day, not by the whole input; a distributed runner spreads
+    the grouping over workers and is best given everything at once.
+    """
+    if not todo:
+        return []
+    runner = PipelineOptions(beam_args).get_all_options().get("runner") or "FnApiRunner"
+    if str(runner).rsplit(".", 1)[-1] in IN_PROCESS_RUNNERS:
+        return [[archive] for archive in todo]
+    return [todo]
+
+
 def _tweet_key(row: Mapping[str, Any]) -> int:
     return int(row["id"])
 
@@ -211,7 +234,7 @@ def _extract_is_complete(folder: str) -> bool:
 # Stage 2: pairs
 
 
-def _run_pairs(
+def run_pairs(
     tweet_files: list[str],
     delete_files: list[str],
     config: TwitterConfig,
@@ -369,9 +392,12 @@ def assemble_counts(
             "dead_letter_archives",
             "dead_letter_members",
             "dead_letter_lines",
+            "records_in",
+            "records_lang_not_selected",
+            "records_outside_conversations",
+            "records_in_conversations",
             "tweets_distinct",
             "tweets_eligible",
-            "deletes_not_in_input",
         )
     }
     counts["dead_letter"] = dead_letter
@@ -470,8 +496,8 @@ def build(config: TwitterConfig, beam_args: list[str] | None = None) -> dict[str
     folders = {a.uri: join(config.out, "tweets", a.extract) for a in archives}
     todo = [a for a in archives if not _extract_is_complete(folders[a.uri])]
     log.info("extracting %d archives, reusing %d", len(todo), len(archives) - len(todo))
-    if todo:
-        _run_extract(todo, config, beam_args)
+    for batch in _extract_batches(todo, beam_args):
+        run_extract(batch, config, beam_args)
 
     extract_files: list[dict[str, Any]] = []
     extract_counts = []
@@ -483,7 +509,7 @@ def build(config: TwitterConfig, beam_args: list[str] | None = None) -> dict[str
 
     staging = join(config.out, "_staging")
     delete_tree(staging)
-    _run_pairs(tweet_files, delete_files, config, beam_args, staging)
+    run_pairs(tweet_files, delete_files, config, beam_args, staging)
     pair_counts = (
         read_json(join(staging, COUNTS)) if FileSystems.exists(join(staging, COUNTS)) else {}
     )

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import apache_beam as beam
+import numpy as np
 from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
 
@@ -263,6 +264,107 @@ class ExtractedTweets(beam.PTransform):
 # Pairs
 
 
+def _sorted_ids(ids: Iterable[int]) -> np.ndarray:
+    return np.unique(np.fromiter(ids, dtype=np.int64))
+
+
+def _contains(sorted_ids: np.ndarray, tweet_id: int) -> bool:
+    i = int(np.searchsorted(sorted_ids, tweet_id))
+    return i < len(sorted_ids) and int(sorted_ids[i]) == tweet_id
+
+
+class _SelectLangFn(beam.DoFn):
+    """Tweet rows -> the rows in a selected language (main); counts of the others."""
+
+    def __init__(self, langs: tuple[str, ...]) -> None:
+        self._langs = frozenset(langs)
+
+    def process(self, row: dict[str, Any]) -> Iterator[Any]:
+        yield TaggedOutput(COUNTS, ("records_in", 1))
+        if row["lang"] in self._langs:
+            yield row
+        else:
+            yield TaggedOutput(COUNTS, ("records_lang_not_selected", 1))
+
+
+class _InConversationFn(beam.DoFn):
+    """Rows -> those that reply, quote, or are replied to or quoted (side input ``ids``)."""
+
+    def process(self, row: dict[str, Any], parents: np.ndarray) -> Iterator[Any]:
+        if (
+            row["reply_to_id"] is not None
+            or row["quote_of_id"] is not None
+            or _contains(parents, row["id"])
+        ):
+            yield TaggedOutput(COUNTS, ("records_in_conversations", 1))
+            yield row
+        else:
+            yield TaggedOutput(COUNTS, ("records_outside_conversations", 1))
+
+
+class ConversationRecords(beam.PTransform):
+    """Tweet rows -> ``{"records", "ids", "counts"}``: only rows that can be in a pair.
+
+    A tweet can be in a pair only when its language is selected and it replies, quotes, or
+    is replied to or quoted. A cheap id pass collects the referenced ids into a sorted
+    int64 array (a side input), so the big groupings that follow hold only conversation
+    tweets: on a stream sample most tweets are in none. ``ids`` (a sorted array of every
+    id kept) lets the delete notices be cut down the same way. Every row in is counted:
+    ``records_in == records_lang_not_selected + records_outside_conversations +
+    records_in_conversations``.
+
+    Args:
+        langs: languages kept.
+    """
+
+    def __init__(self, langs: tuple[str, ...]) -> None:
+        super().__init__()
+        self._langs = langs
+
+    def expand(self, rows: beam.PCollection) -> dict[str, beam.PCollection]:
+        selected = rows | "SelectLang" >> beam.ParDo(_SelectLangFn(self._langs)).with_outputs(
+            COUNTS, main="rows"
+        )
+        parents = (
+            selected.rows
+            | "ParentIds"
+            >> beam.FlatMap(
+                lambda r: [i for i in (r["reply_to_id"], r["quote_of_id"]) if i is not None]
+            )
+            | "ParentIdArray" >> beam.CombineGlobally(_SortedIdsFn())
+        )
+        kept = selected.rows | "KeepConversations" >> beam.ParDo(
+            _InConversationFn(), parents=beam.pvalue.AsSingleton(parents)
+        ).with_outputs(COUNTS, main="rows")
+        ids = (
+            kept.rows
+            | "KeptIds" >> beam.Map(lambda r: r["id"])
+            | "KeptIdArray" >> beam.CombineGlobally(_SortedIdsFn())
+        )
+        counts = (selected[COUNTS], kept[COUNTS]) | "RecordCounts" >> beam.Flatten()
+        return {"records": kept.rows, "ids": ids, "counts": counts}
+
+
+class _SortedIdsFn(beam.CombineFn):
+    """ids -> one sorted, distinct int64 array (compact: 8 bytes an id)."""
+
+    def create_accumulator(self) -> list[np.ndarray]:
+        return []
+
+    def add_input(self, acc: list[np.ndarray], tweet_id: int) -> list[np.ndarray]:
+        acc.append(np.array([tweet_id], dtype=np.int64))
+        if len(acc) >= 65_536:
+            acc[:] = [_sorted_ids(np.concatenate(acc).tolist())]
+        return acc
+
+    def merge_accumulators(self, accs: Iterable[list[np.ndarray]]) -> list[np.ndarray]:
+        parts = [a for acc in accs for a in acc]
+        return [np.unique(np.concatenate(parts))] if parts else []
+
+    def extract_output(self, acc: list[np.ndarray]) -> np.ndarray:
+        return np.unique(np.concatenate(acc)) if acc else np.empty(0, dtype=np.int64)
+
+
 class _NodeFn(beam.DoFn):
     """(id, {tweets, deleted}) -> conversation edges of the cleaned node; counts."""
 
@@ -284,8 +386,7 @@ class _NodeFn(beam.DoFn):
     def process(self, element: tuple[int, dict[str, list[Any]]]) -> Iterator[Any]:
         tweet_id, groups = element
         records = groups["tweets"]
-        if not records:
-            yield TaggedOutput(COUNTS, ("deletes_not_in_input", 1))
+        if not records:  # a delete notice of a tweet outside the conversations kept
             return
         node = make_node(
             merge_records(records),
@@ -527,8 +628,16 @@ class TwitterPairs(beam.PTransform):
         self._decontaminator = decontaminator
 
     def expand(self, inputs: dict[str, beam.PCollection]) -> dict[str, beam.PCollection]:
-        tweets = inputs["tweets"] | "KeyTweetById" >> beam.Map(lambda r: (r["id"], r))
-        deleted = inputs["deletes"] | "KeyDeleteById" >> beam.Map(lambda r: (r["id"], True))
+        relevant = inputs["tweets"] | "InConversations" >> ConversationRecords(self._langs)
+        tweets = relevant["records"] | "KeyTweetById" >> beam.Map(lambda r: (r["id"], r))
+        deleted = (
+            inputs["deletes"]
+            | "DeletesInConversations"
+            >> beam.Filter(
+                lambda r, ids: _contains(ids, r["id"]), ids=beam.pvalue.AsSingleton(relevant["ids"])
+            )
+            | "KeyDeleteById" >> beam.Map(lambda r: (r["id"], True))
+        )
         nodes = (
             {"tweets": tweets, "deleted": deleted}
             | "JoinDeletes" >> beam.CoGroupByKey()
@@ -542,7 +651,7 @@ class TwitterPairs(beam.PTransform):
             | "GroupByRoot" >> beam.GroupByKey()
             | "Conversations" >> beam.FlatMap(_conversation)
         )
-        all_counts = [nodes[COUNTS]]
+        all_counts = [relevant["counts"], nodes[COUNTS]]
         pipeline = conversations.pipeline
         if self._benchmarks is not None and self._benchmarks.queries > 0:
             bench = conversations | "Benchmarks" >> TwitterBenchmarks(self._seed, self._benchmarks)

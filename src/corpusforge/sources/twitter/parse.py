@@ -38,6 +38,7 @@ OTHER_MESSAGE_KEYS = (
     "friends",
     "event",
     "control",
+    "errors",
 )
 _V1_TIME = "%a %b %d %H:%M:%S %z %Y"
 

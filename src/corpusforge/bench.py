@@ -1,0 +1,226 @@
+"""Benchmarks that keep the Twitter pipeline honest: a synthetic archive in, figures out.
+
+    corpusforge bench --tweets 100000 --layout zip-2020 --runs 3
+
+Measures, each as the median of ``runs`` runs in a fresh process (so peak RSS is the
+stage's own):
+
+- **ceiling**: a plain loop that decodes every member with the stdlib (bz2 or gzip) and
+  parses every line with orjson: the least work any reader must do;
+- **extract**: our read and parse functions on the same members (the per-core work of the
+  extract stage), and the whole Beam extract stage on the in-process runner;
+- **pairing**: the Beam pair stage on the extracted, normalised tweets;
+
+and prints lines/s per core, the ratio extract/ceiling, tweets/s for pairing and peak RSS.
+``--scales 1,2,4`` repeats the Beam stages on archives of 1×, 2× and 4× the tweets and
+extrapolates peak RSS linearly to a month of archive (about 140M lines).
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import multiprocessing
+import os
+import resource
+import statistics
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+MONTH_LINES = 140_000_000
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One stage's figures: the median of its runs."""
+
+    stage: str
+    seconds: float
+    items: int
+    unit: str
+    peak_rss_mb: float
+    runs: int
+
+    @property
+    def rate(self) -> float:
+        return self.items / self.seconds if self.seconds else 0.0
+
+
+def _members(archive: str) -> Iterator[tuple[str, bytes]]:
+    """Raw (compressed) member bytes of a zip or tar archive, in order."""
+    import tarfile
+
+    if zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as zf:
+            for info in zf.infolist():
+                if not info.is_dir() and info.filename.endswith((".bz2", ".gz")):
+                    yield info.filename, zf.read(info)
+        return
+    with tarfile.open(archive) as tf:
+        for member in tf:
+            if member.isfile() and member.name.endswith((".bz2", ".gz")):
+                f = tf.extractfile(member)
+                assert f is not None
+                yield member.name, f.read()
+
+
+def ceiling(archive: str) -> int:
+    """Decode every member with the stdlib and parse every line with orjson; lines seen."""
+    lines = 0
+    for name, data in _members(archive):
+        text = bz2.decompress(data) if name.endswith(".bz2") else gzip.decompress(data)
+        for line in text.split(b"\n"):
+            if line.strip():
+                orjson.loads(line)
+            lines += 1
+    return lines
+
+
+def extract_functions(archive: str) -> int:
+    """Our reader and parser on every member, without Beam; lines seen."""
+    from corpusforge.sources.twitter.archive import MemberRef, list_members, read_member_lines
+    from corpusforge.sources.twitter.parse import parse_line
+
+    lines = 0
+    for ref in list_members(archive):
+        if not isinstance(ref, MemberRef):
+            continue
+        for item in read_member_lines(ref):
+            if isinstance(item, tuple):
+                parse_line(item[2], ref.archive, item[0], item[1])
+                lines += 1
+    return lines
+
+
+def extract_stage(archive: str, out: str) -> int:
+    """The Beam extract stage (in-process runner) into ``out``; lines read."""
+    from corpusforge.options import TwitterConfig
+    from corpusforge.release import twitter_build as tb
+    from corpusforge.release.io import join, read_json
+
+    config = TwitterConfig(inputs=(archive,), out=out)
+    described = tb.describe_input(archive, config)
+    tb.run_extract([described], config, [])
+    counts = read_json(join(out, "tweets", described.extract, tb.COUNTS))
+    return int(counts["lines_read"])
+
+
+def pair_stage(archive: str, out: str) -> int:
+    """The Beam pair stage on an extract made by :func:`extract_stage`; tweets read."""
+    import pyarrow.parquet as pq
+
+    from corpusforge.options import TwitterConfig
+    from corpusforge.release import twitter_build as tb
+    from corpusforge.release.io import join
+
+    config = TwitterConfig(inputs=(archive,), out=out)
+    tweets = sorted(str(p) for p in Path(out).glob("tweets/*/tweets/*.parquet"))
+    deletes = sorted(str(p) for p in Path(out).glob("tweets/*/deletes/*.parquet"))
+    staging = join(out, "_bench_staging")
+    tb.run_pairs(tweets, deletes, config, [], staging)
+    return sum(pq.read_metadata(f).num_rows for f in tweets)
+
+
+def _timed(fn: Callable[..., int], args: tuple[Any, ...]) -> tuple[float, int, float]:
+    start = time.perf_counter()
+    items = fn(*args)
+    seconds = time.perf_counter() - start
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return seconds, items, peak_kb / 1024
+
+
+def measure(
+    stage: str, fn: Callable[..., int], args: tuple[Any, ...], unit: str, runs: int
+) -> Measurement:
+    """Run ``fn(*args)`` ``runs`` times, each in a fresh process; the median figures."""
+    ctx = multiprocessing.get_context("spawn")
+    results = []
+    for _ in range(runs):
+        with ctx.Pool(1) as pool:
+            results.append(pool.apply(_timed, (fn, args)))
+    seconds = statistics.median(r[0] for r in results)
+    peak = statistics.median(r[2] for r in results)
+    return Measurement(stage, seconds, results[0][1], unit, peak, runs)
+
+
+def make_archive(folder: Path, tweets: int, layout: str, seed: int = 0) -> str:
+    """A synthetic archive of ``tweets`` tweets (reused when already there)."""
+    from corpusforge.sources.twitter.synth import write_synthetic_archive
+
+    suffix = ".zip" if layout.startswith("zip") else ".tar"
+    path = folder / f"bench-{layout}-{tweets}-{seed}{suffix}"
+    if not path.exists():
+        write_synthetic_archive(path, tweets=tweets, layout=layout, seed=seed)
+    return str(path)
+
+
+def run_bench(
+    tweets: int, layout: str, runs: int, scales: tuple[int, ...], workdir: str | None = None
+) -> dict[str, Any]:
+    """Measure every stage; returns a JSON-ready report."""
+    folder = Path(workdir or tempfile.mkdtemp(prefix="corpusforge-bench-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    archive = make_archive(folder, tweets, layout)
+    report: dict[str, Any] = {
+        "archive": archive,
+        "archive_bytes": os.path.getsize(archive),
+        "tweets": tweets,
+        "layout": layout,
+        "runs": runs,
+        "cores": os.cpu_count(),
+    }
+    a = measure("ceiling (stdlib decode + orjson)", ceiling, (archive,), "lines", runs)
+    b = measure("extract functions (ours, no Beam)", extract_functions, (archive,), "lines", runs)
+    out = str(folder / f"release-{tweets}")
+    e = measure("extract stage (Beam, in-process)", extract_stage, (archive, out), "lines", runs)
+    p = measure("pair stage (Beam, in-process)", pair_stage, (archive, out), "tweets", runs)
+    report["stages"] = [m.__dict__ | {"rate": m.rate} for m in (a, b, e, p)]
+    report["extract_over_ceiling"] = b.rate / a.rate
+    report["beam_extract_over_ceiling"] = e.rate / a.rate
+    if len(scales) > 1:
+        report["scaling"] = _scaling(folder, tweets, layout, runs, scales)
+    return report
+
+
+def _scaling(
+    folder: Path, tweets: int, layout: str, runs: int, scales: tuple[int, ...]
+) -> dict[str, Any]:
+    points = []
+    for scale in scales:
+        archive = make_archive(folder, tweets * scale, layout)
+        out = str(folder / f"release-{tweets * scale}")
+        e = measure("extract", extract_stage, (archive, out), "lines", runs)
+        p = measure("pairs", pair_stage, (archive, out), "tweets", runs)
+        points.append(
+            {
+                "scale": scale,
+                "lines": e.items,
+                "extract_rss_mb": e.peak_rss_mb,
+                "pairs_rss_mb": p.peak_rss_mb,
+                "extract_s": e.seconds,
+                "pairs_s": p.seconds,
+            }
+        )
+    xs = [pt["lines"] for pt in points]
+    month: dict[str, float] = {}
+    for key in ("extract_rss_mb", "pairs_rss_mb"):
+        ys = [pt[key] for pt in points]
+        slope, intercept = _fit(xs, ys)
+        month[key.replace("_mb", "_gb")] = (intercept + slope * MONTH_LINES) / 1024
+        month[key.replace("_rss_mb", "_mb_per_million_lines")] = slope * 1e6
+    return {"points": points, "month_extrapolation": month, "month_lines": MONTH_LINES}
+
+
+def _fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """Least-squares line through (xs, ys): (slope, intercept)."""
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    var = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / var if var else 0.0
+    return slope, my - slope * mx

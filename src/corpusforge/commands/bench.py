@@ -1,0 +1,74 @@
+"""``corpusforge bench``: measure the Twitter stages on a synthetic archive and print figures."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+
+def bench(
+    tweets: Annotated[int, typer.Option(help="tweets in the synthetic archive")] = 100_000,
+    layout: Annotated[
+        str, typer.Option(help="archive layout: zip-2020 (bz2) or tar-2022 (gz)")
+    ] = "zip-2020",
+    runs: Annotated[int, typer.Option(help="runs per stage; the median is reported")] = 3,
+    scales: Annotated[
+        str, typer.Option(help="comma-separated size multiples for the memory extrapolation")
+    ] = "1",
+    workdir: Annotated[
+        str | None, typer.Option(help="folder for archives and releases (reused)")
+    ] = None,
+    json_out: Annotated[
+        str | None, typer.Option("--json", help="also write the report here")
+    ] = None,
+) -> None:
+    """Ceiling (stdlib decode + orjson) vs our extract, pairing speed and peak RSS."""
+    from corpusforge.bench import run_bench
+
+    if runs < 1:
+        raise typer.BadParameter("runs must be >= 1")
+    report = run_bench(tweets, layout, runs, tuple(int(s) for s in scales.split(",")), workdir)
+    console = Console()
+    console.print(
+        f"archive {report['archive']} ({report['archive_bytes'] / 1e6:.1f} MB, {tweets:,} tweets, "
+        f"{layout}); median of {runs} runs, each in a fresh process"
+    )
+    table = Table("stage", "items", "seconds", "rate per core", "peak RSS MB")
+    for s in report["stages"]:
+        table.add_row(
+            s["stage"],
+            f"{s['items']:,} {s['unit']}",
+            f"{s['seconds']:.2f}",
+            f"{s['rate']:,.0f} {s['unit']}/s",
+            f"{s['peak_rss_mb']:,.0f}",
+        )
+    console.print(table)
+    console.print(
+        f"extract / ceiling: {report['extract_over_ceiling']:.2f} (functions), "
+        f"{report['beam_extract_over_ceiling']:.2f} (whole Beam stage)"
+    )
+    if "scaling" in report:
+        scaling = Table("scale", "lines", "extract RSS MB", "pairs RSS MB", "extract s", "pairs s")
+        for pt in report["scaling"]["points"]:
+            scaling.add_row(
+                f"{pt['scale']}x",
+                f"{pt['lines']:,}",
+                f"{pt['extract_rss_mb']:,.0f}",
+                f"{pt['pairs_rss_mb']:,.0f}",
+                f"{pt['extract_s']:.1f}",
+                f"{pt['pairs_s']:.1f}",
+            )
+        console.print(scaling)
+        month = report["scaling"]["month_extrapolation"]
+        console.print(
+            "month ({:,} lines) extrapolated peak RSS: extract {:.1f} GB, pairs {:.1f} GB".format(
+                report["scaling"]["month_lines"], month["extract_rss_gb"], month["pairs_rss_gb"]
+            )
+        )
+    if json_out:
+        with open(json_out, "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=2)

@@ -1,0 +1,148 @@
+"""``corpusforge eval``: score an encoder on the ranking benchmarks or on an STS file.
+
+    corpusforge eval ranking --benchmarks RELEASE/benchmarks --model lexical --json scores.json
+    corpusforge eval sts --data ../shared/realdata/stsbenchmark/sts-dev.csv --model lexical
+
+``--model lexical`` is the TF-IDF baseline; any other value is handed to the trainer's
+model loader (see :func:`corpusforge.eval.load_encoder`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import orjson
+import typer
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from corpusforge.eval import Encoder
+
+app = typer.Typer(
+    help="Score a sentence encoder on the ranking benchmarks (nDCG, MAP, MRR@10) or on STS.",
+    no_args_is_help=True,
+)
+
+ModelOption = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        help="'lexical' for the TF-IDF baseline, or a trained model for the trainer's loader.",
+    ),
+]
+JsonOption = Annotated[
+    Path | None,
+    typer.Option("--json", dir_okay=False, help="Also write the full report as JSON here."),
+]
+
+
+@app.command()
+def ranking(
+    benchmarks: Annotated[
+        Path,
+        typer.Option(
+            "--benchmarks",
+            exists=True,
+            file_okay=False,
+            help="Folder with dq/dr/cq/cr.parquet (RELEASE/benchmarks).",
+        ),
+    ],
+    model: ModelOption,
+    json_out: JsonOption = None,
+) -> None:
+    """Rank each query's candidates by cosine similarity; report nDCG, MAP and MRR@10.
+
+    Exits with status 1 when no benchmark in the folder could be scored.
+    """
+    from corpusforge.eval import BENCHMARKS, evaluate_ranking
+
+    encoder = _load(model)
+    report = evaluate_ranking(benchmarks, encoder)
+    table = Table(
+        title=f"ranking: {model} on {benchmarks}",
+        caption="tied: queries where a positive ties a negative (ranked below it)",
+    )
+    for column in ("benchmark", "status", "queries", "nDCG", "MAP", "MRR@10", "tied"):
+        table.add_column(column, justify="left" if column in ("benchmark", "status") else "right")
+    for name in BENCHMARKS:
+        r = report["benchmarks"][name]
+        values = (_fmt(r["ndcg"]), _fmt(r["map"]), _fmt(r["mrr@10"]))
+        table.add_row(name, r["status"], str(r["queries"]), *values, str(r["tied_queries"]))
+    average = report["average"]
+    table.add_row(
+        "average",
+        f"{len(average['benchmarks'])} scored",
+        "",
+        _fmt(average["ndcg"]),
+        _fmt(average["map"]),
+        _fmt(average["mrr@10"]),
+        "",
+    )
+    console = Console()
+    console.print(table)
+    for name, r in report["benchmarks"].items():
+        if r["status"] == "invalid":
+            console.print(f"[red]{name}[/red]: {r['error']}")
+    if json_out is not None:
+        _write_json(json_out, {"model": model, "benchmark_dir": str(benchmarks), **report})
+    if not average["benchmarks"]:
+        console.print(f"[red]no benchmark could be scored in {benchmarks}[/red]")
+        raise typer.Exit(1)
+
+
+@app.command()
+def sts(
+    data: Annotated[
+        Path,
+        typer.Option(
+            "--data",
+            exists=True,
+            dir_okay=False,
+            help="STS file: the STS benchmark layout or 'score<TAB>s1<TAB>s2' lines.",
+        ),
+    ],
+    model: ModelOption,
+    format: Annotated[
+        str | None,
+        typer.Option("--format", help="'stsb' or 'sts'; detected from the first line if unset."),
+    ] = None,
+    json_out: JsonOption = None,
+) -> None:
+    """Correlate cosine similarity with the gold scores: Pearson and Spearman."""
+    from corpusforge.eval import evaluate_sts
+
+    encoder = _load(model)
+    try:
+        report = evaluate_sts(data, encoder, format=format)
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    table = Table(title=f"sts: {model} on {data.name}")
+    for column in ("pairs", "Pearson", "Spearman"):
+        table.add_column(column, justify="right")
+    table.add_row(str(report["pairs"]), _fmt(report["pearson"]), _fmt(report["spearman"]))
+    Console().print(table)
+    if json_out is not None:
+        _write_json(json_out, {"model": model, "data": str(data), **report})
+
+
+def _load(spec: str) -> Encoder:
+    from corpusforge.eval import EncoderLoadError, load_encoder
+
+    try:
+        return load_encoder(spec)
+    except EncoderLoadError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def _write_json(path: Path, document: dict[str, Any]) -> None:
+    """Write ``document`` as indented JSON; NaN becomes null."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")

@@ -1,0 +1,128 @@
+"""``corpusforge train``: a release's pairs -> a trained sentence encoder folder.
+
+    corpusforge train --data release/pairs/all --out models/fast
+    corpusforge train --data release/pairs/all --out models/minilm \
+        --model ../models/all-MiniLM-L6-v2
+
+The model folder evaluates with ``corpusforge eval ... --model models/fast``. Torch and the
+other training libraries (the ``train`` extra) are imported only when the command runs; where
+one is missing the command says how to install it instead of failing on an import.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+INSTALL_HINT = "install with pip install 'corpusforge[train]'"
+
+console = Console(stderr=True)
+
+
+def missing_modules(model: str) -> list[str]:
+    """The training libraries that ``model`` needs and this environment lacks.
+
+    Args:
+        model: ``"fast"`` (needs torch and sentencepiece) or a Hugging Face model folder
+            (needs torch and transformers).
+    """
+    needed = ["torch", "sentencepiece" if model == "fast" else "transformers"]
+    return [name for name in needed if importlib.util.find_spec(name) is None]
+
+
+def train(
+    data: Annotated[
+        Path,
+        typer.Option(help="folder of pair Parquet shards, e.g. RELEASE/pairs/all", file_okay=False),
+    ],
+    out: Annotated[Path, typer.Option(help="model folder to write (new or empty)")],
+    model: Annotated[
+        str,
+        typer.Option(
+            help="'fast' (built-in P-SP style encoder) or a local Hugging Face model folder"
+        ),
+    ] = "fast",
+    loss: Annotated[
+        str | None,
+        typer.Option(help="mnrl or triplet [default: triplet for fast (P-SP), mnrl otherwise]"),
+    ] = None,
+    batch_size: Annotated[int, typer.Option(help="pairs per step")] = 50,
+    lr: Annotated[
+        float | None, typer.Option(help="peak learning rate [default: 1e-3 fast, 2e-5 transformer]")
+    ] = None,
+    epochs: Annotated[int, typer.Option(help="passes over the pairs")] = 1,
+    seed: Annotated[int, typer.Option(help="seed of initialisation, data order and sampling")] = 0,
+    max_steps: Annotated[
+        int | None, typer.Option(help="stop after this many steps (0: save the untrained model)")
+    ] = None,
+    margin: Annotated[
+        float | None, typer.Option(help="triplet margin [default: 0.4 cosine, 5 euclidean]")
+    ] = None,
+    distance: Annotated[str, typer.Option(help="triplet distance: cosine or euclidean")] = "cosine",
+    mega_batches: Annotated[
+        int | None,
+        typer.Option(help="batches per hard-negative mega-batch [default: 60 fast, 1 transformer]"),
+    ] = None,
+    dim: Annotated[int, typer.Option(help="fast encoder embedding size")] = 1024,
+    vocab_size: Annotated[int, typer.Option(help="fast encoder sentencepiece vocabulary")] = 8000,
+    device: Annotated[
+        str | None, typer.Option(help="cpu, cuda, ... [default: cuda when available]")
+    ] = None,
+) -> None:
+    """Train a sentence encoder on a release's pairs and save it to a model folder."""
+    missing = missing_modules(model)
+    if missing:
+        needs = ", ".join(missing)
+        console.print(f"[red]corpusforge train needs {needs}:[/red] {escape(INSTALL_HINT)}")
+        raise typer.Exit(1)
+    from corpusforge.train.losses import Distance
+    from corpusforge.train.trainer import Loss, TrainConfig
+    from corpusforge.train.trainer import train as run_training
+
+    try:
+        config = TrainConfig(
+            model=model,
+            loss=Loss(loss) if loss is not None else None,
+            batch_size=batch_size,
+            lr=lr,
+            epochs=epochs,
+            seed=seed,
+            max_steps=max_steps,
+            margin=margin,
+            distance=Distance(distance),
+            mega_batches=mega_batches,
+            dim=dim,
+            vocab_size=vocab_size,
+            device=device,
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+
+    columns = (
+        TextColumn("training"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("loss {task.fields[loss]:.4f}"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console) as bar:
+        task = bar.add_task("train", total=None, loss=float("nan"))
+
+        def on_step(step: int, total: int, value: float) -> None:
+            bar.update(task, completed=step, total=total, loss=value)
+
+        try:
+            summary = run_training(data, out, config, progress=on_step)
+        except (FileNotFoundError, FileExistsError) as exc:
+            console.print(f"[red]corpusforge train:[/red] {escape(str(exc))}")
+            raise typer.Exit(2) from exc
+    console.print(
+        f"{summary.steps} steps on {summary.pairs} pairs in {summary.seconds:.1f} s; "
+        f"loss {summary.loss_first} -> {summary.loss_last}; model in {out}"
+    )
