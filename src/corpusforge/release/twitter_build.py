@@ -519,6 +519,7 @@ def build(config: TwitterConfig, beam_args: list[str] | None = None) -> dict[str
     manifest = _manifest(
         config, beam_args, archives, extract_files, extract_counts, pair_counts, pair_files
     )
+    manifest["reference_scores"] = _reference_scores(config)
     for bench, b in manifest["benchmarks"].items():
         if b["shortfall"]:
             log.warning(
@@ -533,6 +534,21 @@ def build(config: TwitterConfig, beam_args: list[str] | None = None) -> dict[str
     validate_json(MANIFEST, manifest)
     write_json(join(config.out, "manifest.json"), manifest)
     return manifest
+
+
+def _reference_scores(config: TwitterConfig) -> dict[str, Any]:
+    """The TF-IDF baseline's scores on the release's benchmarks: a reference for any model."""
+    if config.benchmarks.queries == 0:
+        return {}
+    if "://" in config.out:
+        return {"model": "tfidf", "skipped": "computed only for local releases"}
+    from corpusforge.eval.lexical import TfidfEncoder
+    from corpusforge.eval.ranking import evaluate_ranking
+
+    report = evaluate_ranking(join(config.out, "benchmarks"), TfidfEncoder())
+    for bench in report["benchmarks"].values():
+        bench.pop("path", None)  # the manifest holds no absolute paths
+    return {"model": "tfidf", **report}
 
 
 def _schema_of(path: str) -> SchemaRef:
