@@ -307,8 +307,9 @@ def _write_benchmark(element: tuple[str, Iterable[dict[str, Any]]], staging: str
     )
 
 
-def _pair_key(row: Mapping[str, Any]) -> tuple[int, int]:
-    return int(row["anchor_id"]), int(row["positive_id"])
+def _pair_key(row: Mapping[str, Any]) -> tuple[int, int, str]:
+    """Unique within ``all`` too: a tweet replying to and quoting one root is in qt and rp."""
+    return int(row["anchor_id"]), int(row["positive_id"]), row["dataset"]
 
 
 # ---------------------------------------------------------------------------------------

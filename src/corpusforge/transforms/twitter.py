@@ -26,6 +26,7 @@ from apache_beam.pvalue import TaggedOutput
 
 from corpusforge.keys import seeded_hash
 from corpusforge.sources.twitter.archive import (
+    MemberOpened,
     MemberRef,
     ReadLimits,
     ReadProblem,
@@ -96,7 +97,8 @@ class _ListMembersFn(beam.DoFn):
         counts: Counter[str] = Counter({"archives": 1})
         for item in list_members(uri):
             if isinstance(item, MemberRef):
-                counts["members_listed"] += 1
+                if item.container != "targz":  # a .tar.gz's members are counted as read
+                    counts["members_listed"] += 1
                 yield dest, item
             elif isinstance(item, Skipped):
                 counts[f"members_skipped.{item.reason}"] += 1
@@ -122,7 +124,9 @@ class _ReadMemberFn(beam.DoFn):
 
     def process(self, element: tuple[str, MemberRef]) -> Iterator[Any]:
         dest, ref = element
-        counts: Counter[str] = Counter({"members_read": 1})
+        counts: Counter[str] = Counter()
+        if ref.container != "targz":
+            counts["members_read"] += 1
         for item in read_member_lines(ref, self._limits):
             if isinstance(item, tuple):
                 member, line_no, line = item
@@ -130,6 +134,9 @@ class _ReadMemberFn(beam.DoFn):
                 yield from self._parse(dest, ref.archive, member, line_no, line, counts)
             elif isinstance(item, Skipped):
                 counts[f"members_skipped.{item.reason}"] += 1
+            elif isinstance(item, MemberOpened):
+                counts["members_listed"] += 1
+                counts["members_read"] += 1
             else:
                 if item.line is None:
                     counts["dead_letter_members"] += 1

@@ -105,6 +105,14 @@ class Skipped:
     member: str
 
 
+@dataclass(frozen=True, slots=True)
+class MemberOpened:
+    """Marks the start of a member found while walking a ``.tar.gz`` (it has no index)."""
+
+    archive: str
+    member: str
+
+
 @dataclass(frozen=True)
 class ReadLimits:
     """Caps that protect workers from hostile input.
@@ -221,7 +229,7 @@ def _list_tar(uri: str, name: str, f: IO[bytes]) -> Iterator[MemberRef | Skipped
 
 def read_member_lines(
     ref: MemberRef, limits: ReadLimits | None = None
-) -> Iterator[tuple[str, int, bytes] | ReadProblem | Skipped]:
+) -> Iterator[tuple[str, int, bytes] | ReadProblem | Skipped | MemberOpened]:
     """Decode one member into its lines.
 
     Args:
@@ -231,7 +239,8 @@ def read_member_lines(
     Yields:
         ``(member_name, line_number, line_bytes)`` with 1-based line numbers and no trailing
         newline; :class:`ReadProblem` items for what could not be decoded; for a ``.tar.gz``
-        also :class:`Skipped` items for its directory and stray entries.
+        also a :class:`MemberOpened` before each member's lines and :class:`Skipped` items
+        for its directory and stray entries.
     """
     limits = limits or ReadLimits()
     try:
@@ -257,7 +266,7 @@ def read_member_lines(
 
 def _read_targz(
     ref: MemberRef, f: IO[bytes], limits: ReadLimits
-) -> Iterator[tuple[str, int, bytes] | ReadProblem | Skipped]:
+) -> Iterator[tuple[str, int, bytes] | ReadProblem | Skipped | MemberOpened]:
     with tarfile.open(fileobj=f, mode="r|gz") as tf:
         for info in tf:
             if info.isdir():
@@ -268,6 +277,7 @@ def _read_targz(
             if member is None:
                 yield Skipped(skip or SkipReason.STRAY, ref.archive, info.name)
                 continue
+            yield MemberOpened(ref.archive, info.name)
             yield from _decode_member(ref.archive, info.name, member, limits)
 
 
@@ -488,7 +498,9 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def iter_lines(items: Iterable[tuple[str, int, bytes] | ReadProblem | Skipped]) -> Iterator[bytes]:
+def iter_lines(
+    items: Iterable[tuple[str, int, bytes] | ReadProblem | Skipped | MemberOpened],
+) -> Iterator[bytes]:
     """Only the line bytes of :func:`read_member_lines` output (for tests and benchmarks)."""
     for item in items:
         if isinstance(item, tuple):

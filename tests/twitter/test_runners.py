@@ -1,0 +1,114 @@
+"""The same rows whatever the runner, worker count or input order."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from corpusforge.options import TwitterConfig
+from corpusforge.release.twitter_build import build
+from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
+from corpusforge.sources.twitter.synth import write_synthetic_archive
+
+BENCH = BenchmarkConfig(queries=3)
+
+
+@pytest.fixture(scope="module")
+def archives(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    folder = tmp_path_factory.mktemp("archives")
+    paths = []
+    for seed, name in ((1, "twitter-stream-2021-01-01.zip"), (2, "twitter-stream-2021-01-02.zip")):
+        write_synthetic_archive(folder / name, tweets=4000, layout="zip-2020", seed=seed)
+        paths.append(str(folder / name))
+    return paths
+
+
+@pytest.fixture(scope="module")
+def reference(archives: list[str], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    out = tmp_path_factory.mktemp("reference") / "release"
+    return build(TwitterConfig(inputs=tuple(archives), out=str(out), benchmarks=BENCH))
+
+
+def _fingerprint(manifest: dict[str, Any]) -> dict[str, Any]:
+    fingerprint = {f["path"]: f["sha256"] for f in manifest["files"]}
+    for part in ("counts", "datasets", "benchmarks"):
+        fingerprint.update({f"{part}.{k}": v for k, v in manifest[part].items()})
+    return fingerprint
+
+
+def _differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+
+
+def test_reference_release_has_every_output(reference: dict[str, Any]) -> None:
+    assert reference["accounting"]["balanced"]
+    assert all(reference["datasets"][d]["rows"] > 0 for d in ("qt", "rp", "coqt", "corp"))
+    assert all(b["rows"] > 0 for b in reference["benchmarks"].values())
+
+
+def test_input_order_does_not_matter(
+    archives: list[str], reference: dict[str, Any], tmp_path: Path
+) -> None:
+    out = tmp_path / "release"
+    again = build(TwitterConfig(inputs=tuple(reversed(archives)), out=str(out), benchmarks=BENCH))
+    assert _differences(_fingerprint(again), _fingerprint(reference)) == []
+
+
+def test_two_worker_processes_give_the_same_rows(
+    archives: list[str], reference: dict[str, Any], tmp_path: Path
+) -> None:
+    args = ["--direct_num_workers=2", "--direct_running_mode=multi_processing"]
+    two = build(
+        TwitterConfig(inputs=tuple(archives), out=str(tmp_path / "r"), benchmarks=BENCH), args
+    )
+    assert _differences(_fingerprint(two), _fingerprint(reference)) == []
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return int(s.getsockname()[1])
+
+
+def test_portable_job_api_path_gives_the_same_rows(
+    archives: list[str], reference: dict[str, Any], tmp_path: Path
+) -> None:
+    """Through a local Job API service: the submission path a Flink job server uses."""
+    port = _free_port()
+    service = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "apache_beam.runners.portability.local_job_service_main",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("localhost", port)) == 0:
+                    break
+            time.sleep(0.2)
+        args = [
+            "--runner=PortableRunner",
+            f"--job_endpoint=localhost:{port}",
+            "--environment_type=LOOPBACK",
+        ]
+        portable = build(
+            TwitterConfig(inputs=tuple(archives), out=str(tmp_path / "r"), benchmarks=BENCH), args
+        )
+    finally:
+        service.terminate()
+        service.wait(timeout=30)
+    assert portable["runner"] == "PortableRunner"
+    assert _differences(_fingerprint(portable), _fingerprint(reference)) == []
