@@ -14,4 +14,6 @@ if [ ! -f "$archive" ] || [ "$(cat "$demo/.tweets" 2>/dev/null)" != "$tweets" ];
   .venv/bin/corpusforge synth twitter --out "$archive" --tweets "$tweets" --layout zip-2020 --seed 0
   echo "$tweets" > "$demo/.tweets"
 fi
-.venv/bin/corpusforge twitter build "$archive" --out "$demo/release"
+# 20 queries per benchmark: the paper's 5,000 would hold out every conversation of a demo-sized
+# archive and leave few training pairs.
+.venv/bin/corpusforge twitter build "$archive" --out "$demo/release" --benchmark-queries 20

@@ -1,14 +1,16 @@
 """The ``corpusforge`` command line: one sub-command group per source, plus release tools.
 
-corpusforge synth twitter --out demo.zip --tweets 20000 --layout zip-2020
-corpusforge twitter build demo.zip --out release/
+    corpusforge synth twitter --out demo.zip --tweets 20000 --layout zip-2020
+    corpusforge twitter build demo.zip --out release/
+    corpusforge eval ranking --benchmarks release/benchmarks --model lexical
 """
 
 from __future__ import annotations
 
 import typer
 
-from corpusforge.commands import synth, twitter
+from corpusforge.commands import bench, synth, train, twitter
+from corpusforge.commands import eval as eval_cmd
 
 app = typer.Typer(
     name="corpusforge",
@@ -19,6 +21,9 @@ app = typer.Typer(
 )
 app.add_typer(twitter.app, name="twitter")
 app.add_typer(synth.app, name="synth")
+app.add_typer(eval_cmd.app, name="eval")
+app.command("train")(train.train)
+app.command("bench")(bench.bench)
 
 
 def main() -> None:

@@ -92,17 +92,17 @@ def print_summary(manifest: dict[str, Any], out: str) -> None:
     console.print(f"[bold]release[/bold] {out}  (manifest: {out.rstrip('/')}/manifest.json)")
     console.print(
         f"read {counts['lines_read']:,} lines from {counts['members_read']:,} members of "
-        f"{len(manifest['inputs'])} archives: {counts['tweets']:,} tweets, "
+        f"{len(manifest['inputs'])} archive(s): {counts['tweets']:,} tweets, "
         f"{counts['delete_notices']:,} delete notices, {counts['other_messages']:,} other, "
         f"{counts['dead_letter']:,} dead-lettered"
     )
     table = Table("dataset", "pairs", "candidates", "top drop reasons")
     for name, ds in manifest["datasets"].items():
-        top = sorted(ds["dropped"].items(), key=lambda kv: -kv[1])[:3]
+        top = sorted(ds.get("dropped", {}).items(), key=lambda kv: -kv[1])[:3]
         table.add_row(
             name,
             f"{ds['rows']:,}",
-            f"{ds['candidates']:,}",
+            f"{ds['candidates']:,}" if "candidates" in ds else "",
             ", ".join(f"{k} {v:,}" for k, v in top),
         )
     console.print(table)
