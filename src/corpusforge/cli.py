@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from corpusforge.commands import bench, synth, train, twitter
+from corpusforge.commands import bench, bitext, paranmt, synth, train, twitter
 from corpusforge.commands import eval as eval_cmd
 
 app = typer.Typer(
@@ -20,6 +20,8 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(twitter.app, name="twitter")
+app.add_typer(bitext.app, name="bitext")
+app.add_typer(paranmt.app, name="paranmt")
 app.add_typer(synth.app, name="synth")
 app.add_typer(eval_cmd.app, name="eval")
 app.command("train")(train.train)

@@ -28,7 +28,8 @@ Two profiles follow the papers whose corpora corpusforge rebuilds:
    (``fix_encoding`` and ``fix_c1_controls``), which never produce ASCII and so never a
    new entity, URL or mention; its cosmetic rewrites (curly quotes, full-width letters,
    ligatures, NFC) are off: they are not encoding fixes and would rewrite legitimate CJK
-   and typographic text.
+   and typographic text. Those two repairs touch only text that ftfy's ``is_bad`` flags or
+   that holds C1 controls, so ftfy is called for those texts alone.
 4. Invisible characters are removed in every profile: C0 controls other than tab,
    line feed, vertical tab, form feed and carriage return; DEL and the C1 controls; and
    the default-ignorable format characters that carry no meaning in running text (soft
@@ -37,12 +38,15 @@ Two profiles follow the papers whose corpora corpusforge rebuilds:
    variation selectors and tag characters stay: emoji sequences, flags and Indic or
    Persian spelling need them. Removing them first means a URL or a mention cannot hide
    behind an invisible character (``ht\\u200btp://``).
-5. ``emoji_to_text``: ``emoji.demojize`` (``🔥`` -> ``:fire:``).
+5. ``emoji_to_text``: ``emoji.demojize`` (``🔥`` -> ``:fire:``, ``👍🏽`` ->
+   ``:thumbs_up_medium_skin_tone:``). The names come from the installed ``emoji``
+   release, as ftfy's repairs from ftfy's: a release records both versions.
 6. ``lowercase``: ``str.lower``; the ``HTTPURL`` and ``@MENTION`` tokens a profile emits
    are never lowercased.
 7. URLs (``http://``, ``https://``, ``www.``, ``t.co/`` and ``pic.twitter.com/``, any
-   case) are removed or replaced by `` HTTPURL``; a URL runs to the next whitespace, as in
-   the Twitter4SSE code.
+   case) are removed or replaced by ``HTTPURL``; a URL runs to the next whitespace, as in
+   the Twitter4SSE code. The token gets a space before it, so ``see:https://t.co/x``
+   gives ``see: HTTPURL`` and an ``@`` glued to a URL cannot make ``@HTTPURL``.
 8. @mentions are removed or replaced by ``@MENTION``. A mention is ``@`` or ``＠`` not
    preceded by a word character, followed by word characters (Unicode ``\\w``, a superset
    of Twitter's ``[A-Za-z0-9_]`` handles of up to 15 characters, so longer or accented
@@ -53,12 +57,14 @@ Two profiles follow the papers whose corpora corpusforge rebuilds:
 9. Whitespace (any Unicode whitespace, newlines included) collapses to one space; the
    ends are stripped.
 
-The result is idempotent: ``clean_text(clean_text(x, p), p) == clean_text(x, p)`` for every
-``str`` and profile. Removed URLs and mentions leave a space, never a join, so removing one
-cannot assemble another. A later step can still expose work for an earlier one (removing
-the zero-width space of ``&l\\u200bt;`` or lowercasing ``&NBSP;`` leaves an entity; whitespace
-collapsing can change what ftfy reads as mojibake), so ``clean_text`` runs the steps again
-while an entity or mojibake is left, at most ``_MAX_PASSES`` times.
+The result is meant to be idempotent, ``clean_text(clean_text(x, p), p) == clean_text(x, p)``
+for every ``str`` and profile, and property tests check it. Removed URLs and mentions
+leave a space, never a join, so removing one cannot assemble another. A later step can
+still expose work for an earlier one (removing the zero-width space of ``&l\\u200bt;`` or
+lowercasing ``&NBSP;`` leaves an entity; collapsing whitespace can change what ftfy reads
+as mojibake), so ``clean_text`` runs the steps again while an entity or mojibake is left,
+at most ``_MAX_PASSES`` times in all. In property runs over random and mojibake-heavy text
+no input needed more than three passes, the third only for layered mojibake junk.
 
 Example::
 
@@ -84,7 +90,7 @@ MIN_CHARS: Final = 20
 """Twitter4SSE's minimum length of a cleaned text, in characters."""
 
 _MODES: Final = ("remove", "token", "keep")
-_MAX_PASSES: Final = 4
+_MAX_PASSES: Final = 8
 
 _SURROGATE_RE: Final = re.compile("[\ud800-\udfff]")
 _ENTITY_RE: Final = re.compile(
@@ -97,11 +103,32 @@ _INVISIBLE_RE: Final = re.compile(
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
     "\U000e0000-\U000e001f\U000e0080-\U000e00ff\U000e01f0-\U000e0fff]+"
 )
-_EMOJI_CHAR_RE: Final = re.compile(
-    "["
-    + "".join(sorted({re.escape(c) for e in emoji.EMOJI_DATA for c in e if not c.isascii()}))
-    + "\ufe0e]"
+
+
+def _char_class(chars: frozenset[str]) -> str:
+    """The body of a regex character class matching ``chars``, as ranges."""
+    codes = sorted(map(ord, chars))
+    ranges: list[list[int]] = []
+    for code in codes:
+        if ranges and code == ranges[-1][1] + 1:
+            ranges[-1][1] = code
+        else:
+            ranges.append([code, code])
+    return "".join(
+        re.escape(chr(lo)) if lo == hi else f"{re.escape(chr(lo))}-{re.escape(chr(hi))}"
+        for lo, hi in ranges
+    )
+
+
+# The characters emoji are made of, ASCII keycap bases aside; demojize leaves text without
+# any of them unchanged (U+FE0E, the text variation selector, it drops). A set test is far
+# cheaper than a regex class this large, and demojize, which walks the text a character at
+# a time in Python, only ever sees the runs that can hold an emoji.
+_EMOJI_CHARS: Final = frozenset(
+    {c for e in emoji.EMOJI_DATA for c in e if not c.isascii()} | {"\ufe0e"}
 )
+_EMOJI_RUN_RE: Final = re.compile(f"[#*0-9]?[{_char_class(_EMOJI_CHARS)}]+")
+_C1_RE: Final = re.compile("[\x80-\x9f]")
 _URL_RE: Final = re.compile(
     r"https?://\S*|(?<!\w)(?:www\.|t\.co/|pic\.twitter\.com/)\S*", re.IGNORECASE
 )
@@ -119,7 +146,7 @@ _FTFY_CONFIG: Final = ftfy.TextFixerConfig(
     fix_character_width=False,
     uncurl_quotes=False,
     fix_line_breaks=False,
-    fix_surrogates=True,
+    fix_surrogates=False,  # done before ftfy
     remove_terminal_escapes=False,
     remove_control_chars=False,
     normalization=None,
@@ -262,11 +289,12 @@ def _clean_once(text: str, profile: CleanProfile) -> str:
         text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     if profile.html_entities and "&" in text:
         text = _decode_entities(text)
-    if profile.fix_encoding and not text.isascii():
+    if profile.fix_encoding and not text.isascii() and (_C1_RE.search(text) or is_bad(text)):
+        # elsewhere ftfy, as configured, changes nothing, at about twice the cost of the check
         text = ftfy.fix_text(text, _FTFY_CONFIG)
     text = _INVISIBLE_RE.sub("", text)
-    if profile.emoji_to_text and _EMOJI_CHAR_RE.search(text):
-        text = emoji.demojize(text)
+    if profile.emoji_to_text and not text.isascii() and not _EMOJI_CHARS.isdisjoint(text):
+        text = _EMOJI_RUN_RE.sub(_demojize_run, text)
     if profile.lowercase:
         text = _lowercase(text, profile)
     if profile.urls != "keep":
@@ -302,6 +330,10 @@ def _decode_entity(match: re.Match[str]) -> str:
         # html.unescape maps invalid code points the way HTML5 does (U+FFFD, cp1252).
         return html.unescape(ref)
     return html5.get(ref[1:], ref)
+
+
+def _demojize_run(match: re.Match[str]) -> str:
+    return emoji.demojize(match.group())
 
 
 def _lowercase(text: str, profile: CleanProfile) -> str:

@@ -1,0 +1,51 @@
+"""ParaNMT-50M files -> a paraphrase-pair Parquet release, as a plain Beam program.
+
+    python -m pipelines.paranmt_pairs --input para-nmt-50m.txt.gz --out release/ \\
+        [--min_score 0.4] [--max_overlap 0.7] [--lid_model lid.176.bin] \\
+        [--runner DataflowRunner --project ...]
+
+Takes the standard Beam pipeline options; with no ``--runner`` it uses Beam's in-process
+runner. One pipeline, whose last step writes ``manifest.json``, so it also runs as a
+Dataflow Flex Template. ``corpusforge paranmt build`` is the same job behind a friendlier
+command line. Exit status: 0, 2 for bad flags or missing inputs, 3 when the accounting
+does not balance.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+
+from corpusforge.options_bitext import ParanmtPairsOptions
+from corpusforge.release.bitext_build import finish
+from corpusforge.release.paranmt_build import start
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Parse ``argv`` (Beam-style flags), run the build and print a one-line JSON summary."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        config = ParanmtPairsOptions(argv).to_config()
+        result = start(config, argv)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    manifest = finish(result, config.out)
+    if manifest is None:
+        print(json.dumps({"out": config.out, "state": "submitted"}))
+        return 0
+    balanced = manifest["accounting"]["balanced"]
+    summary = {
+        "out": config.out,
+        "pairs": {name: ds["rows"] for name, ds in manifest["datasets"].items()},
+        "dead_letter": manifest["counts"]["dead_letter"],
+        "balanced": balanced,
+    }
+    print(json.dumps(summary))
+    return 0 if balanced else 3
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO)
+    sys.exit(run())

@@ -1,0 +1,145 @@
+"""``corpusforge bitext …``: build a translation-pair release from OPUS bitext files."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(
+    help="OPUS bitext (Moses, TMX, XCES, TSV) -> translation pairs.", no_args_is_help=True
+)
+
+
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def build(
+    ctx: typer.Context,
+    inputs: Annotated[
+        list[str],
+        typer.Argument(help="bitext files: paths, globs or URIs (Moses sides, TMX, XCES, TSV)"),
+    ],
+    out: Annotated[str, typer.Option("--out", help="release directory (path or URI)")],
+    dataset: Annotated[
+        str | None, typer.Option(help="corpus name for every pair (default: from file names)")
+    ] = None,
+    format: Annotated[
+        str | None, typer.Option("--format", help="moses, tmx, xces or tsv (default: detect)")
+    ] = None,
+    documents_root: Annotated[
+        str | None,
+        typer.Option(help="folder of the XCES sentence documents (default: the alignment's)"),
+    ] = None,
+    tsv_layout: Annotated[
+        str | None,
+        typer.Option(help="TSV columns: pair, tatoeba, wikimatrix, english_first (default: guess)"),
+    ] = None,
+    src_lang: Annotated[
+        str | None, typer.Option(help="first-side language where file names do not say")
+    ] = None,
+    trg_lang: Annotated[
+        str | None, typer.Option(help="second-side language where file names do not say")
+    ] = None,
+    lid_model: Annotated[
+        str | None,
+        typer.Option(
+            help="fastText lid.176.bin/.ftz (default: $CORPUSFORGE_LID_MODEL, else bundled)"
+        ),
+    ] = None,
+    clean: Annotated[
+        str, typer.Option(help="cleaning profile: none (default: bitext as distributed), paper, ct")
+    ] = "none",
+    lowercase: Annotated[
+        bool | None,
+        typer.Option("--lowercase/--no-lowercase", help="override the profile's lowercasing"),
+    ] = None,
+    min_tokens: Annotated[int, typer.Option(help="fewest whitespace tokens per side")] = 3,
+    max_tokens: Annotated[int, typer.Option(help="most whitespace tokens per side")] = 100,
+    max_pairs_per_lang: Annotated[
+        int, typer.Option(help="pairs kept per dataset and language pair; 0 keeps all")
+    ] = 500_000,
+    min_lid_confidence: Annotated[
+        float, typer.Option(help="lowest fastText probability of the expected language")
+    ] = 0.0,
+    seed: Annotated[int, typer.Option(help="seed of every hashed choice")] = 0,
+    rows_per_shard: Annotated[int, typer.Option(help="target rows per Parquet shard")] = 250_000,
+    runner: Annotated[
+        str | None, typer.Option(help="Beam runner (default: the in-process FnApiRunner)")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="print only errors")] = False,
+) -> None:
+    """Build a release: read, clean, filter and deduplicate pairs; write Parquet and manifest.json.
+
+    Extra ``--flag=value`` arguments are passed to Beam as pipeline options.
+    """
+    from corpusforge.options_bitext import BitextConfig
+    from corpusforge.release.bitext_build import build as run_build
+    from corpusforge.text.pairfilters import BitextFilterConfig, LanguageFilterConfig
+
+    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(message)s")
+    try:
+        config = BitextConfig(
+            inputs=tuple(inputs),
+            out=out,
+            dataset=dataset,
+            format=format,
+            documents_root=documents_root,
+            tsv_layout=tsv_layout,
+            src_lang=src_lang,
+            trg_lang=trg_lang,
+            lid_model=lid_model,
+            clean=clean,
+            lowercase=lowercase,
+            filters=BitextFilterConfig(min_tokens, max_tokens),
+            language=LanguageFilterConfig(min_lid_confidence),
+            max_pairs_per_lang=max_pairs_per_lang or None,
+            seed=seed,
+            rows_per_shard=rows_per_shard,
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    beam_args = list(ctx.args)
+    if runner:
+        beam_args.append(f"--runner={runner}")
+    try:
+        manifest = run_build(config, beam_args)
+    except FileNotFoundError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    if not quiet:
+        print_summary(manifest, out)
+    if not manifest["accounting"]["balanced"]:
+        raise typer.Exit(code=3)
+
+
+def print_summary(manifest: dict[str, Any], out: str) -> None:
+    """A short human summary of a bitext or ParaNMT release."""
+    console = Console()
+    counts = manifest["counts"]
+    console.print(f"[bold]release[/bold] {out}  (manifest: {out.rstrip('/')}/manifest.json)")
+    skipped = sum(counts["skipped"].values())
+    console.print(
+        f"read {counts['lines_read']:,} records from {len(manifest['inputs'])} files: "
+        f"{counts['pairs_read']:,} pairs, {counts['dead_letter']:,} dead-lettered "
+        f"({skipped:,} empty alignments skipped); kept {counts['rows']:,} pairs"
+    )
+    table = Table("dataset", "group", "pairs", "candidates", "top drop reasons")
+    for name, ds in manifest["datasets"].items():
+        groups = ds.get("lang_pairs") or {"": ds}
+        for group, tally in groups.items():
+            top = sorted(tally["dropped"].items(), key=lambda kv: -kv[1])[:3]
+            table.add_row(
+                name,
+                group,
+                f"{tally['rows']:,}",
+                f"{tally['candidates']:,}",
+                ", ".join(f"{k} {v:,}" for k, v in top),
+            )
+    console.print(table)
+    balanced = manifest["accounting"]["balanced"]
+    console.print(
+        "accounting: " + ("[green]balanced[/green]" if balanced else "[red]NOT balanced[/red]")
+    )

@@ -1,0 +1,106 @@
+"""ParaNMT-50M files -> a paraphrase pair release, in one Beam pipeline that writes the manifest.
+
+    corpusforge paranmt build para-nmt-50m.txt.gz --out release/
+    python -m pipelines.paranmt_pairs --input para-nmt-50m.txt.gz --out release/
+
+Layout of a release ``DIR`` (the machinery is :mod:`corpusforge.release.bitext_build`'s):
+
+- ``pairs/<dataset>/part-*.parquet``: the pairs (``schemas/paraphrase.v1``: ``anchor`` is the
+  reference, ``positive`` the paraphrase, with the file's ``score`` and the word-trigram
+  overlap the filter used); ``<dataset>`` is ``paranmt`` unless ``--dataset`` says otherwise;
+- ``dead_letter/part-*.parquet``: lines that could not be parsed, with reason and origin;
+- ``manifest.json``: kind ``paranmt-pairs``; configuration (with the language-id model's
+  path and sha256), inputs, files, counts and accounting identities.
+
+P-SP's filters (Wieting et al., "Paraphrastic Representations at Scale", 2022): mean
+whitespace-token length of the two sides in [5, 40], score in [0.4, 1.0], trigram overlap
+at most 0.7; we also ask fastText that both sides are English, and keep one copy of each
+pair in either order.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import apache_beam as beam
+from apache_beam.runners.runner import PipelineResult
+
+from corpusforge.options_bitext import ParaphraseConfig
+from corpusforge.release.bitext_build import (
+    ReleaseSpec,
+    WriteRelease,
+    describe_lid_model,
+    finish,
+    prepare_release,
+    require_manifest,
+    runner_name,
+)
+from corpusforge.release.io import expand_inputs, pipeline_options
+from corpusforge.schemas import PARAPHRASE
+from corpusforge.sources.opus.streams import file_name
+from corpusforge.text.pairfilters import pair_key
+from corpusforge.transforms.bitext import ParaphrasePairs, ReadParaphrases
+
+log = logging.getLogger(__name__)
+
+
+def paraphrase_sort_key(row: Mapping[str, Any]) -> tuple[str, str, str]:
+    """Unique within a dataset after deduplication; orders rows and places them in shards."""
+    return pair_key(row["anchor"], row["positive"], symmetric=True), row["anchor"], row["positive"]
+
+
+def start(config: ParaphraseConfig, beam_args: list[str] | None = None) -> PipelineResult:
+    """Start the ParaNMT pipeline; returns the runner's result.
+
+    Args:
+        config: validated configuration.
+        beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
+
+    Raises:
+        FileNotFoundError: an input pattern matches nothing, or no language-id model is found.
+    """
+    beam_args = list(beam_args or [])
+    uris = expand_inputs(config.inputs)
+    lid = describe_lid_model(config.lid_model)
+    log.info("%d input files", len(uris))
+    spec = ReleaseSpec(
+        kind="paranmt-pairs",
+        out=config.out,
+        pair_schema=PARAPHRASE,
+        per_lang_pair=False,
+        config={**config.to_json(), "lid": lid},
+        plan=[{"format": "paranmt", "files": [file_name(uri)]} for uri in uris],
+        runner=runner_name(beam_args),
+    )
+    prepare_release(spec)
+    profile = config.profile
+    p = beam.Pipeline(options=pipeline_options(beam_args))
+    files = p | "Inputs" >> beam.Create(uris)
+    read = files | "Read" >> ReadParaphrases(config.dataset)
+    pairs = read["pairs"] | "Pairs" >> ParaphrasePairs(
+        filters=config.filters,
+        language=config.language,
+        lid_model=config.lid_model,
+        profile=profile,
+        lowercase=profile is None and bool(config.lowercase),
+    )
+    counts = (read["counts"], pairs["counts"]) | "AllCounts" >> beam.Flatten()
+    _ = {
+        "pairs": pairs["pairs"],
+        "dead": read["dead"],
+        "counts": counts,
+        "inputs": files,
+    } | "Release" >> WriteRelease(spec, paraphrase_sort_key, config.rows_per_shard)
+    return p.run()
+
+
+def build(config: ParaphraseConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
+    """Run the whole build and return the manifest it wrote to ``config.out``.
+
+    Args:
+        config: validated configuration.
+        beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
+    """
+    return require_manifest(finish(start(config, beam_args), config.out), config.out)
