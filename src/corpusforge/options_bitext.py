@@ -270,11 +270,6 @@ class BitextPairsOptions(PipelineOptions):
             "--trg_lang", default=None, help="language of the second side when names do not say"
         )
         parser.add_argument(
-            "--lid_model",
-            default=None,
-            help="fastText lid.176.bin/.ftz (default: $CORPUSFORGE_LID_MODEL, else bundled)",
-        )
-        parser.add_argument(
             "--lowercase",
             dest="lowercase",
             action="store_const",

@@ -382,9 +382,11 @@ def test_v1_tweets_carry_real_fields(larger: tuple[Path, SynthTruth, Counted]) -
         assert (int(t["id_str"]) >> 22) + TWEPOCH_MS == ts  # snowflake time
         created = datetime.strptime(t["created_at"], "%a %b %d %H:%M:%S %z %Y")
         assert int(created.timestamp()) == ts // 1000
-        assert (
-            t["user"]["id_str"] == str(t["user"]["id"]) and "profile_image_url_https" in t["user"]
-        )
+        user = t["user"]
+        assert user["id_str"] == str(user["id"]) and 0 < user["id"] < 2**63
+        assert "profile_image_url_https" in user and "screen_name" in user
+        joined = datetime.strptime(user["created_at"], "%a %b %d %H:%M:%S %z %Y")
+        assert joined < created
         for key in ("hashtags", "urls", "user_mentions", "symbols"):
             assert key in t["entities"]
     truncated = [t for t in tweets if t["truncated"]]
@@ -399,6 +401,13 @@ def test_v1_tweets_carry_real_fields(larger: tuple[Path, SynthTruth, Counted]) -
     assert both, "a retweet of a quote carries both objects"
     for t in both:
         assert t["quoted_status"]["id"] == t["retweeted_status"]["quoted_status"]["id"]
+    photos = [t for t in tweets if "extended_entities" in t]
+    assert photos, "some tweets carry a photo"
+    for t in photos:
+        (photo,) = t["extended_entities"]["media"]
+        assert photo["type"] == "photo" and t["entities"]["media"] == [photo]
+        a, b = photo["indices"]
+        assert html.unescape(t["text"])[a:b] == photo["url"]
     quotes = [t for t in tweets if "quoted_status" in t and "retweeted_status" not in t]
     assert quotes and all(q["quoted_status"]["id"] == q["quoted_status_id"] for q in quotes)
     assert all("text" in q["quoted_status"] and "user" in q["quoted_status"] for q in quotes)
@@ -494,7 +503,11 @@ def test_v2_lines_carry_references_and_includes(built: dict[str, Built]) -> None
                 assert included[ref["id"]]["author_id"] in users
             if any(r["type"] == "retweeted" for r in data.get("referenced_tweets", [])):
                 assert data["text"].startswith("RT @")
-        assert set(kinds) == {"retweeted", "quoted", "replied_to"}
+            media = {m["media_key"] for m in obj["includes"].get("media", [])}
+            for key in data.get("attachments", {}).get("media_keys", []):
+                kinds["photo"] += 1
+                assert key in media
+        assert set(kinds) == {"retweeted", "quoted", "replied_to", "photo"}
         assert truth.api == "v2"
 
 
@@ -510,6 +523,7 @@ def test_v2_lines_carry_references_and_includes(built: dict[str, Built]) -> None
         ({"tweets": 10, "layout": "tar-2022", "api": "v1"}, "v2 lines only"),
         ({"tweets": 10, "bz2_level": 0}, "bz2_level"),
         ({"tweets": 10, "workers": 0}, "workers"),
+        ({"tweets": 10, "start": datetime(2010, 6, 1)}, "start"),
     ],
 )
 def test_bad_arguments_are_named(tmp_path: Path, kwargs: dict[str, Any], message: str) -> None:

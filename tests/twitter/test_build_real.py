@@ -80,3 +80,26 @@ def test_rebuild_reuses_extract_and_gives_identical_files(release: tuple[Path, d
     assert marker.stat().st_mtime_ns == stamp  # not extracted again
     assert second["files"] == first["files"]
     assert json.loads((out / "manifest.json").read_text())["files"] == first["files"]
+
+
+def test_fasttext_language_id_instead_of_the_lang_field(realdata: Path, tmp_path: Path) -> None:
+    from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
+    from corpusforge.text.langid import LanguageIdentifier
+
+    archive = realdata / "twitter-archive-2021-01-01" / "twitter-stream-2021-01-01.zip"
+    m = build(
+        TwitterConfig(
+            inputs=(str(archive),),
+            out=str(tmp_path / "r"),
+            lid="fasttext",
+            benchmarks=BenchmarkConfig(queries=0),
+        )
+    )
+    assert m["config"]["lid"] == "fasttext" and m["accounting"]["balanced"]
+    pairs = pl.read_parquet(tmp_path / "r" / "pairs" / "all")
+    lid = LanguageIdentifier.load()
+    assert pairs.height > 50
+    # the selection was made on the cleaned texts, so fastText agrees on every kept side
+    assert all(
+        lid.predict(t)[0] == "en" for t in pairs["anchor"].to_list() + pairs["positive"].to_list()
+    )

@@ -83,7 +83,7 @@ def twitter(
     ] = None,
     workers: Annotated[
         int | None,
-        typer.Option(min=1, help="processes [default: 1 below 20,000 tweets, else the cores]"),
+        typer.Option(min=1, help="processes [default: 1 below 5,000 tweets, else the cores]"),
     ] = None,
     bz2_level: Annotated[
         int,
@@ -108,12 +108,21 @@ def twitter(
     except ValueError as err:
         raise typer.BadParameter(str(err)) from err
     elapsed = time.perf_counter() - began
-    size_mb = out.stat().st_size / 1e6
-    truth_note = f"; truth {synth.truth_path(out)}" if truth else ""
+    members = len(result.members)
+    truth_note = f"; truth in {synth.truth_path(out).name}" if truth else ""
     typer.echo(
         f"wrote {out} ({result.layout}, api {result.api}, seed {result.seed}): "
-        f"{len(result.members)} members, {result.lines:,} lines = {result.tweet_lines:,} tweets"
-        f" + {result.delete_notices:,} deletes + {result.other_messages:,} other; "
-        f"{size_mb:,.1f} MB ({result.uncompressed_bytes / max(result.lines, 1):,.0f} B/line "
-        f"uncompressed) in {elapsed:.1f} s{truth_note}"
+        f"{members} member{'s' if members != 1 else ''}, {result.lines:,} lines = "
+        f"{result.tweet_lines:,} tweets + {result.delete_notices:,} deletes + "
+        f"{result.other_messages:,} other; {_size(out.stat().st_size)} "
+        f"({result.uncompressed_bytes / max(result.lines, 1):,.0f} B/line uncompressed) "
+        f"in {elapsed:.1f} s{truth_note}"
     )
+
+
+def _size(n: int) -> str:
+    """``n`` bytes for people: 812 B, 3.4 kB, 33.7 MB, 1.2 GB."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"

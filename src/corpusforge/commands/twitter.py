@@ -41,6 +41,12 @@ def build(
         list[str] | None,
         typer.Option(help="evaluation file (STS, STSb, PIT, Twitter URL, plain) kept out"),
     ] = None,
+    lid: Annotated[
+        str, typer.Option(help="language from the tweet's lang field, or fastText: field|fasttext")
+    ] = "field",
+    lid_model: Annotated[
+        str | None, typer.Option(help="fastText lid.176 model (default: the packaged one)")
+    ] = None,
     runner: Annotated[
         str | None, typer.Option(help="Beam runner (default: the in-process FnApiRunner)")
     ] = None,
@@ -69,6 +75,8 @@ def build(
             benchmarks=BenchmarkConfig(benchmark_queries, benchmark_positives, benchmark_negatives),
             pairs_per_dataset=pairs_per_dataset,
             decontaminate=tuple(decontaminate or ()),
+            lid=lid,
+            lid_model=lid_model,
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc

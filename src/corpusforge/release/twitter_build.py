@@ -253,6 +253,7 @@ def run_pairs(
             benchmarks=config.benchmarks,
             pairs_per_dataset=config.pairs_per_dataset,
             decontaminator=decontaminator,
+            lid_model=(config.lid_model or "") if config.lid == "fasttext" else None,
         )
         pair_files = (
             result["pairs"]

@@ -55,7 +55,7 @@ from corpusforge.sources.twitter.conversations import (
     text_hash,
 )
 from corpusforge.sources.twitter.parse import LineKind, merge_records, parse_line
-from corpusforge.text.clean import get_profile
+from corpusforge.text.clean import clean_text, get_profile
 from corpusforge.text.decontam import Decontaminator
 
 DEAD = "dead"
@@ -281,13 +281,32 @@ def _contains(sorted_ids: np.ndarray, tweet_id: int) -> bool:
 
 
 class _SelectLangFn(beam.DoFn):
-    """Tweet rows -> the rows in a selected language (main); counts of the others."""
+    """Tweet rows -> the rows in a selected language (main); counts of the others.
 
-    def __init__(self, langs: tuple[str, ...]) -> None:
+    With a language identifier (``lid_model`` set, ``--lid fasttext``), the language is
+    fastText's prediction on the cleaned text instead of Twitter's ``lang`` field.
+    """
+
+    def __init__(
+        self, langs: tuple[str, ...], lid_model: str | None = None, clean: str = "paper"
+    ) -> None:
         self._langs = frozenset(langs)
+        self._lid_model = lid_model
+        self._clean = clean
+
+    def setup(self) -> None:
+        self._lid = None
+        if self._lid_model is not None:
+            from corpusforge.text.langid import LanguageIdentifier
+
+            self._lid = LanguageIdentifier.load(self._lid_model or None)
+            self._profile = get_profile(self._clean)
 
     def process(self, row: dict[str, Any]) -> Iterator[Any]:
         yield TaggedOutput(COUNTS, ("records_in", 1))
+        if self._lid is not None:
+            lang, _ = self._lid.predict(clean_text(row["text"], self._profile))
+            row = {**row, "lang": lang}
         if row["lang"] in self._langs:
             yield row
         else:
@@ -322,16 +341,23 @@ class ConversationRecords(beam.PTransform):
 
     Args:
         langs: languages kept.
+        lid_model: ``None`` to trust Twitter's ``lang`` field; a model path (``""``: the
+            packaged lid.176) to predict languages with fastText instead.
+        clean: cleaning profile applied before prediction.
     """
 
-    def __init__(self, langs: tuple[str, ...]) -> None:
+    def __init__(
+        self, langs: tuple[str, ...], lid_model: str | None = None, clean: str = "paper"
+    ) -> None:
         super().__init__()
         self._langs = langs
+        self._lid_model = lid_model
+        self._clean = clean
 
     def expand(self, rows: beam.PCollection) -> dict[str, beam.PCollection]:
-        selected = rows | "SelectLang" >> beam.ParDo(_SelectLangFn(self._langs)).with_outputs(
-            COUNTS, main="rows"
-        )
+        selected = rows | "SelectLang" >> beam.ParDo(
+            _SelectLangFn(self._langs, self._lid_model, self._clean)
+        ).with_outputs(COUNTS, main="rows")
         parents = (
             selected.rows
             | "ParentIds"
@@ -613,6 +639,8 @@ class TwitterPairs(beam.PTransform):
         benchmarks: benchmark sizes, or ``None`` for no benchmarks.
         pairs_per_dataset: keep at most this many pairs per dataset.
         decontaminator: external evaluation sets to keep out of training.
+        lid_model: predict languages with fastText (``""``: the packaged model) instead of
+            trusting Twitter's ``lang`` field; ``None``: the field.
     """
 
     def __init__(
@@ -624,8 +652,10 @@ class TwitterPairs(beam.PTransform):
         benchmarks: BenchmarkConfig | None = None,
         pairs_per_dataset: int | None = None,
         decontaminator: Decontaminator | None = None,
+        lid_model: str | None = None,
     ) -> None:
         super().__init__()
+        self._lid_model = lid_model
         self._clean = clean
         self._min_chars = min_chars
         self._langs = langs
@@ -635,7 +665,9 @@ class TwitterPairs(beam.PTransform):
         self._decontaminator = decontaminator
 
     def expand(self, inputs: dict[str, beam.PCollection]) -> dict[str, beam.PCollection]:
-        relevant = inputs["tweets"] | "InConversations" >> ConversationRecords(self._langs)
+        relevant = inputs["tweets"] | "InConversations" >> ConversationRecords(
+            self._langs, self._lid_model, self._clean
+        )
         tweets = relevant["records"] | "KeyTweetById" >> beam.Map(lambda r: (r["id"], r))
         deleted = (
             inputs["deletes"]

@@ -98,6 +98,7 @@ _DEFAULT_START: dict[str, datetime] = {
     "tar-2013": datetime(2013, 1, 1),
     "tar-2022": datetime(2022, 3, 1),
 }
+_EARLIEST_START = datetime(2011, 1, 1)  # snowflake ids (2010-11); the grabs began 2011-09
 _LINES_PER_MEMBER = 3_000  # the real 2021 sample: ~3,200 lines per minute member
 _MIN_MEMBERS = 4  # small archives still span several members and hours
 _DELETE_RATE = 0.125  # delete notices per tweet line (the 2021 sample: 0.12)
@@ -593,6 +594,19 @@ def _topic(lang: str, topic: int) -> _Topic:
 # --------------------------------------------------------------------------- users
 
 
+@dataclass(frozen=True)
+class _Config:
+    """The validated arguments of one archive (hashable: it keys per-process caches)."""
+
+    tweets: int
+    layout: str
+    api: str
+    seed: int
+    start: datetime  # archive-local
+    n_users: int
+    bz2_level: int
+
+
 class _User(NamedTuple):
     id: int
     screen_name: str
@@ -636,7 +650,18 @@ def _iso_second(second: int) -> str:
     return f"{datetime.fromtimestamp(second, UTC):%Y-%m-%dT%H:%M:%S}.000Z"
 
 
-def _make_user(seed: int, index: int) -> _User:
+_EARLIEST_USER_MS = 1_167_609_600_000  # 2007-01-01: accounts before that are rare
+_SNOWFLAKE_USERS_MS = 1_451_606_400_000  # 2016-01-01: later accounts get snowflake ids
+
+
+def _make_user(seed: int, index: int, latest_ms: int) -> _User:
+    """User ``index`` of the pool: its v1.1 object (pre-serialised) and its v2 object.
+
+    Args:
+        seed: the archive seed.
+        index: position in the pool.
+        latest_ms: the newest account creation time allowed (before the archive starts).
+    """
     rng = random.Random(seeded_hash(seed, "synth-user", index))
     lang = _LANG_CODES[bisect.bisect_right(_LANG_CUM, rng.randrange(_LANG_CUM[-1]))]
     spec = _LANGS[lang]
@@ -652,12 +677,12 @@ def _make_user(seed: int, index: int) -> _User:
     sep = " " if spec.spaced else ""
     description = None if rng.random() < 0.2 else sep.join(desc_words) + " " + rng.choice(_EMOJI)
     location = None if rng.random() < 0.4 else rng.choice(spec.locations)
-    created_ms = TWEPOCH_MS - 86_400_000 * 900 + rng.randrange(86_400_000 * 3700)
-    uid = (
-        rng.randrange(10**7, 4 * 10**9)
-        if rng.random() < 0.55
-        else ((created_ms - TWEPOCH_MS) << 22) | rng.getrandbits(22)
-    )
+    created_ms = _EARLIEST_USER_MS + rng.randrange(max(1, latest_ms - _EARLIEST_USER_MS))
+    if created_ms >= _SNOWFLAKE_USERS_MS:
+        uid = ((created_ms - TWEPOCH_MS) << 22) | rng.getrandbits(22)
+    else:  # sequential ids, roughly 1e6 in 2007 to 4.3e9 in 2016
+        share = (created_ms - _EARLIEST_USER_MS) / (_SNOWFLAKE_USERS_MS - _EARLIEST_USER_MS)
+        uid = 10**6 + int(share * 4.29e9) + rng.randrange(10**6)
     followers, friends = int(rng.paretovariate(0.9) * 40), rng.randrange(5, 3000)
     statuses, favourites = rng.randrange(10, 90_000), rng.randrange(0, 150_000)
     listed = followers // 150
@@ -729,8 +754,14 @@ def _make_user(seed: int, index: int) -> _User:
 
 
 @lru_cache(maxsize=2)
-def _user_pool(seed: int, n_users: int) -> tuple[_User, ...]:
-    return tuple(_make_user(seed, i) for i in range(n_users))
+def _user_pool(seed: int, n_users: int, latest_ms: int) -> tuple[_User, ...]:
+    return tuple(_make_user(seed, i, latest_ms) for i in range(n_users))
+
+
+def _users_of(cfg: _Config) -> tuple[_User, ...]:
+    """The user pool of an archive: accounts created before its first day."""
+    first_ms = int((cfg.start - PATH_UTC_OFFSET).replace(tzinfo=UTC).timestamp() * 1000)
+    return _user_pool(cfg.seed, cfg.n_users, first_ms - 86_400_000)
 
 
 # --------------------------------------------------------------------------- the plan
@@ -779,17 +810,6 @@ class _Conv:
         self.children = 0
 
 
-@dataclass(frozen=True)
-class _Config:
-    tweets: int
-    layout: str
-    api: str
-    seed: int
-    start: datetime  # archive-local
-    n_users: int
-    bz2_level: int
-
-
 class _Planner:
     """Decides every line of the archive, in order, and keeps the ground truth."""
 
@@ -816,7 +836,6 @@ class _Planner:
         self.edges: list[tuple[int, int, str]] = []
         self.edges_with_line: Counter[str] = Counter({"reply": 0, "quote": 0})
         self.deleted: list[int] = []
-        self.deleted_present: list[int] = []
         self.convs, self.zipf_cum = self._make_conversations()
 
     # -- helpers
@@ -963,9 +982,8 @@ class _Planner:
         if self.line_ids and rng.random() < 0.15:
             i = rng.randrange(len(self.line_ids))
             tid, uid = self.line_ids[i], self.line_users[i]
-            self.deleted_present.append(tid)
         else:  # an older tweet (of someone in or out of the pool)
-            old = ts - rng.randrange(60_000, 700 * 86_400_000)
+            old = max(ts - rng.randrange(60_000, 700 * 86_400_000), TWEPOCH_MS + 60_000)
             tid = ((old - TWEPOCH_MS) << 22) | rng.getrandbits(22)
             uid = (
                 self.users[rng.randrange(len(self.users))].id
@@ -1084,11 +1102,27 @@ class _Text(NamedTuple):
     urls: tuple[tuple[str, str, str], ...]  # (t.co url, expanded, display)
     mentions: tuple[int, ...]  # user pool indices, in text order
     tags: tuple[str, ...]
+    media: tuple[int, str] | None = None  # (media id, t.co link at the end) of a photo
 
 
 def _mix(x: int) -> int:
     """A cheap 64-bit scramble of ``x``, for per-tweet counts and links."""
     return (x * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+
+
+_PHOTO_SIZES = {
+    "thumb": {"w": 150, "h": 150, "resize": "crop"},
+    "small": {"w": 680, "h": 510, "resize": "fit"},
+    "medium": {"w": 1200, "h": 900, "resize": "fit"},
+    "large": {"w": 2048, "h": 1536, "resize": "fit"},
+}
+
+
+def _shown_end(raw: str, composed: _Text) -> int:
+    """End of ``display_text_range``: before a trailing photo link."""
+    if composed.media is not None and raw.endswith(composed.media[1]):
+        return len(raw) - len(composed.media[1]) - 1
+    return len(raw)
 
 
 def _html(s: str) -> str:
@@ -1138,7 +1172,11 @@ def _compose(t: _Tw, salt: int, users: Sequence[_User]) -> _Text:
         body = rng.choice(_BOT_TEXTS)
     else:
         body = _body(t, rng, spec, urls, tags, mentions, users)
-    return _Text(prefix + body, len(prefix), tuple(urls), tuple(mentions), tuple(tags))
+    media = None
+    if t.style in (_NORMAL, _LONG) and t.lang != "und" and rng.random() < 0.15:
+        media = (t.id - 1 - rng.getrandbits(24), _tco(rng))  # uploaded just before
+        body += " " + media[1]
+    return _Text(prefix + body, len(prefix), tuple(urls), tuple(mentions), tuple(tags), media)
 
 
 def _body(
@@ -1242,10 +1280,11 @@ def _find_entities(
 class _Renderer:
     """Turns planned lines into bytes; one per worker process and archive."""
 
-    def __init__(self, seed: int, n_users: int, api: str) -> None:
-        self.seed, self.api = seed, api
+    def __init__(self, cfg: _Config) -> None:
+        seed = cfg.seed
+        self.seed, self.api = seed, cfg.api
         self.salt = seeded_hash(seed, "synth-text")
-        self.users = _user_pool(seed, n_users)
+        self.users = _users_of(cfg)
         self.texts: dict[int, _Text] = {}
         self.embedded: dict[tuple[int, bool], bytes] = {}
         self.v2_cache: dict[int, dict[str, Any]] = {}
@@ -1267,15 +1306,36 @@ class _Renderer:
         raw = f"RT @{self.users[orig.user].screen_name}: {body}"
         if len(raw) > 140:
             raw = raw[:139] + "…"
-        return _Text(raw, 0, ocomp.urls, (orig.user, *ocomp.mentions), ocomp.tags)
+        return _Text(raw, 0, ocomp.urls, (orig.user, *ocomp.mentions), ocomp.tags, ocomp.media)
 
     # -- v1
 
-    def _entities_v1(
-        self, text: str, composed: _Text, extra: Sequence[_Url] = ()
-    ) -> dict[str, Any]:
-        mentions, tags, links = _find_entities(text, composed, self.users, extra)
+    def _media_v1(self, owner: _Tw, media: tuple[int, str], a: int, b: int) -> dict[str, Any]:
+        """A v1.1 photo entity of ``owner``'s tweet."""
+        mid, tco = media
+        code = _tco_of(mid)[-10:] + _tco_of(mid + 1)[-5:]
         return {
+            "id": mid,
+            "id_str": str(mid),
+            "indices": [a, b],
+            "media_url": f"http://pbs.twimg.com/media/{code}.jpg",
+            "media_url_https": f"https://pbs.twimg.com/media/{code}.jpg",
+            "url": tco,
+            "display_url": "pic.twitter.com/" + tco.rsplit("/", 1)[1],
+            "expanded_url": (
+                f"https://twitter.com/{self.users[owner.user].screen_name}"
+                f"/status/{owner.id}/photo/1"
+            ),
+            "type": "photo",
+            "sizes": _PHOTO_SIZES,
+        }
+
+    def _entities_v1(
+        self, text: str, composed: _Text, owner: _Tw, extra: Sequence[_Url] = ()
+    ) -> dict[str, Any]:
+        """``entities`` of ``text`` (``media`` too when its photo link is in it)."""
+        mentions, tags, links = _find_entities(text, composed, self.users, extra)
+        entities = {
             "hashtags": [{"text": _esc(tag), "indices": [a, b]} for a, b, tag in tags],
             "urls": [
                 {"url": u[0], "expanded_url": u[1], "display_url": _esc(u[2]), "indices": [a, b]}
@@ -1293,6 +1353,12 @@ class _Renderer:
             ],
             "symbols": [],
         }
+        if composed.media is not None:
+            i = text.find(composed.media[1])
+            if i >= 0:
+                end = i + len(composed.media[1])
+                entities["media"] = [self._media_v1(owner, composed.media, i, end)]
+        return entities
 
     def _status_v1(self, t: _Tw, *, top: bool, with_quote: bool = True) -> dict[str, Any]:
         users = self.users
@@ -1309,7 +1375,7 @@ class _Renderer:
             composed = self._retweet_text(t.retweet)
             raw = composed.raw
             d["text"] = _esc(_html(raw))
-            entities = self._entities_v1(raw, composed)
+            entities = self._entities_v1(raw, composed, t.retweet)
         else:
             composed = self.text(t)
             raw = composed.raw
@@ -1319,17 +1385,20 @@ class _Renderer:
                 cut = raw.rfind(" ", 0, 114) if " " in raw[:114] else 114
                 short = raw[: max(cut, composed.start + 1)] + "… " + web[0]
                 d["text"] = _esc(_html(short))
+                full_entities = self._entities_v1(raw, composed, t)
                 extended = {
                     "full_text": _esc(_html(raw)),
-                    "display_text_range": [composed.start, len(raw)],
-                    "entities": self._entities_v1(raw, composed),
+                    "display_text_range": [composed.start, _shown_end(raw, composed)],
+                    "entities": full_entities,
                 }
-                entities = self._entities_v1(short, composed, (web,))
+                if "media" in full_entities:
+                    extended["extended_entities"] = {"media": full_entities["media"]}
+                entities = self._entities_v1(short, composed, t, (web,))
             else:
                 d["text"] = _esc(_html(raw))
-                entities = self._entities_v1(raw, composed)
-                if composed.start:
-                    d["display_text_range"] = [composed.start, len(raw)]
+                entities = self._entities_v1(raw, composed, t)
+                if composed.start or composed.media:
+                    d["display_text_range"] = [composed.start, _shown_end(raw, composed)]
         d["source"] = f'<a href="{href}" rel="nofollow">{app}</a>'
         d["truncated"] = extended is not None
         parent = t.reply_to
@@ -1365,8 +1434,10 @@ class _Renderer:
             d["retweet_count"] = (h >> 16) % 3000
             d["favorite_count"] = (h >> 28) % 9000
         d["entities"] = entities
+        if "media" in entities:
+            d["extended_entities"] = {"media": entities["media"]}
         d["favorited"] = d["retweeted"] = False
-        if composed.urls:
+        if composed.urls or "media" in entities:
             d["possibly_sensitive"] = False
         d["filter_level"] = "low"
         d["lang"] = t.retweet.lang if t.retweet is not None else t.lang
@@ -1401,30 +1472,47 @@ class _Renderer:
 
     # -- v2
 
+    def _text_v2(self, t: _Tw) -> tuple[str, _Text]:
+        """The v2 ``text`` of ``t`` (HTML-escaped; a retweet's cut ``RT @…``) and its parts."""
+        if t.retweet is not None:
+            composed = self._retweet_text(t.retweet, escaped=True)
+            return composed.raw, composed
+        composed = self.text(t)
+        return _html(composed.raw), composed
+
+    def _media_v2(self, t: _Tw) -> tuple[str, dict[str, Any]] | None:
+        """``(media_key, includes.media object)`` of the photo shown in ``t``'s text."""
+        text, composed = self._text_v2(t)
+        if composed.media is None or composed.media[1] not in text:
+            return None
+        key = f"3_{composed.media[0]}"
+        code = _tco_of(composed.media[0])[-10:] + _tco_of(composed.media[0] + 1)[-5:]
+        url = f"https://pbs.twimg.com/media/{code}.jpg"
+        return key, {"media_key": key, "type": "photo", "url": url, "width": 2048, "height": 1536}
+
     def _tweet_v2(self, t: _Tw, *, top: bool) -> dict[str, Any]:
         if not top and t.id in self.v2_cache:
             return self.v2_cache[t.id]
         users = self.users
         refs: list[dict[str, str]] = []
         if t.retweet is not None:
-            composed = self._retweet_text(t.retweet, escaped=True)
-            text = composed.raw
             refs.append({"type": "retweeted", "id": str(t.retweet.id)})
         else:
-            composed = self.text(t)
-            text = _html(composed.raw)
             if t.quote is not None:
                 refs.append({"type": "quoted", "id": str(t.quote.id)})
             if t.reply_to is not None:
                 refs.append({"type": "replied_to", "id": str(t.reply_to.id)})
+        text, composed = self._text_v2(t)
         mentions, tags, links = _find_entities(text, composed, users)
         h = _mix(t.id)
-        d: dict[str, Any] = {
-            "author_id": str(users[t.user].id),
-            "conversation_id": str(t.conv or t.id),
-            "created_at": _iso_time(t.ts),
-            "edit_history_tweet_ids": [str(t.id)],
-        }
+        d: dict[str, Any] = {}
+        media = self._media_v2(t)
+        if media is not None:
+            d["attachments"] = {"media_keys": [media[0]]}
+        d["author_id"] = str(users[t.user].id)
+        d["conversation_id"] = str(t.conv or t.id)
+        d["created_at"] = _iso_time(t.ts)
+        d["edit_history_tweet_ids"] = [str(t.id)]
         entities: dict[str, Any] = {}
         if tags:
             entities["hashtags"] = [{"start": a, "end": b, "tag": tag} for a, b, tag in tags]
@@ -1433,11 +1521,27 @@ class _Renderer:
                 {"start": a, "end": b, "username": users[m].screen_name, "id": str(users[m].id)}
                 for a, b, m in mentions
             ]
-        if links:
-            entities["urls"] = [
-                {"start": a, "end": b, "url": u[0], "expanded_url": u[1], "display_url": u[2]}
-                for a, b, u in links
-            ]
+        urls = [
+            {"start": a, "end": b, "url": u[0], "expanded_url": u[1], "display_url": u[2]}
+            for a, b, u in links
+        ]
+        if media is not None and composed.media is not None:
+            owner = t.retweet or t
+            tco = composed.media[1]
+            start = text.find(tco)
+            urls.append(
+                {
+                    "start": start,
+                    "end": start + len(tco),
+                    "url": tco,
+                    "expanded_url": f"https://twitter.com/{users[owner.user].screen_name}"
+                    f"/status/{owner.id}/photo/1",
+                    "display_url": "pic.twitter.com/" + tco.rsplit("/", 1)[1],
+                    "media_key": media[0],
+                }
+            )
+        if urls:
+            entities["urls"] = urls
         if entities:
             d["entities"] = entities
         d["id"] = str(t.id)
@@ -1476,14 +1580,19 @@ class _Renderer:
                 if ref is not None and all(r.id != ref.id for r in referenced):
                     referenced.append(ref)
             authors: dict[int, dict[str, Any]] = {}
-            for u in (t.user, *(r.user for r in referenced), *self.text(t).mentions):
+            for u in (t.user, *(r.user for r in referenced), *self._text_v2(t)[1].mentions):
                 authors.setdefault(self.users[u].id, self.users[u].v2)
-            includes = {
-                "users": list(authors.values()),
-                "tweets": [self._tweet_v2(r, top=False) for r in referenced],
-            }
-            if not referenced:
-                del includes["tweets"]
+            media: dict[str, dict[str, Any]] = {}
+            for x in (t, *referenced):
+                found = self._media_v2(x)
+                if found is not None:
+                    media.setdefault(*found)
+            includes: dict[str, Any] = {}
+            if media:
+                includes["media"] = list(media.values())
+            includes["users"] = list(authors.values())
+            if referenced:
+                includes["tweets"] = [self._tweet_v2(r, top=False) for r in referenced]
             return orjson.dumps(
                 {
                     "data": data,
@@ -1510,15 +1619,15 @@ class _Renderer:
         raise ValueError(f"no v2 rendering for line kind {kind!r}")
 
 
-_RENDERERS: dict[tuple[int, int, str], _Renderer] = {}
+_RENDERERS: dict[_Config, _Renderer] = {}
 
 
-def _renderer(seed: int, n_users: int, api: str) -> _Renderer:
-    key = (seed, n_users, api)
-    if key not in _RENDERERS:
+def _renderer(cfg: _Config) -> _Renderer:
+    """This process's renderer for ``cfg`` (kept between the members of one archive)."""
+    if cfg not in _RENDERERS:
         _RENDERERS.clear()
-        _RENDERERS[key] = _Renderer(seed, n_users, api)
-    return _RENDERERS[key]
+        _RENDERERS[cfg] = _Renderer(cfg)
+    return _RENDERERS[cfg]
 
 
 def _bz2_streams(data: bytes, level: int, multistream: bool) -> tuple[bytes, int]:
@@ -1534,7 +1643,7 @@ def _bz2_streams(data: bytes, level: int, multistream: bool) -> tuple[bytes, int
 def _render_member(args: tuple[_Config, _MemberJob]) -> tuple[int, bytes, int]:
     """Render and compress one member: (uncompressed size, member bytes, bz2 streams)."""
     cfg, job = args
-    r = _renderer(cfg.seed, cfg.n_users, cfg.api)
+    r = _renderer(cfg)
     if cfg.api == "v1":
         raw = b"\r\n".join(map(r.line_v1, job.lines)) + b"\r\n"
     else:
@@ -1552,6 +1661,7 @@ _ZIP_FILE_ATTR = 0o100600 << 16
 
 
 def _parents(name: str) -> list[str]:
+    """The folders above a member, outermost first, each ending in ``/``."""
     parts = name.split("/")[:-1]
     return ["/".join(parts[: i + 1]) + "/" for i in range(len(parts))]
 
@@ -1578,6 +1688,8 @@ class _Sink:
 
 
 class _ZipSink(_Sink):
+    """The zip-2020 container: directory entries, deflated members, unix attributes."""
+
     def __init__(self, out: Path) -> None:
         self.zf = zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=6)
         self.dirs: set[str] = set()
@@ -1600,6 +1712,8 @@ class _ZipSink(_Sink):
 
 
 class _TarSink(_Sink):
+    """GNU tar (optionally gzipped as a whole) with directory entries and fixed metadata."""
+
     def __init__(self, out: Path, gz: bool) -> None:
         self.file = open(out, "wb")  # noqa: SIM115 - closed in close()
         self.gz = (
@@ -1639,7 +1753,7 @@ def _default_workers(members: int, tweets: int) -> int:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         cpus = os.cpu_count() or 1
-    return 1 if tweets < 20_000 else max(1, min(cpus, members, 8))
+    return 1 if tweets < 5_000 else max(1, min(cpus, members))
 
 
 def write_synthetic_archive(
@@ -1669,9 +1783,8 @@ def write_synthetic_archive(
             ``None`` means ``default_start(layout)``. Timezone-aware values are converted.
             Members spread over the rest of that day (tar-2013: month).
         truth: also write the truth as JSON to ``truth_path(out)``.
-        workers: processes that render and compress members; ``None`` picks one for
-            small archives and the available cores (at most 8) from 20,000 tweets.
-            The output does not depend on it.
+        workers: processes that render and compress members; ``None`` picks one below
+            5,000 tweets, else one per available core. The output does not depend on it.
         bz2_level: bz2 compression level 1-9 (9: 900 kB blocks, like the real archives).
 
     Returns:
@@ -1698,10 +1811,12 @@ def write_synthetic_archive(
     elif start.tzinfo is not None:
         start = (start.astimezone(UTC) + PATH_UTC_OFFSET).replace(tzinfo=None)
     start = start.replace(second=0, microsecond=0)
+    if start < _EARLIEST_START:
+        raise ValueError(f"start must be on or after {_EARLIEST_START:%Y-%m-%d}; got {start}")
 
     n_users = max(50, min(_N_USERS_MAX, tweets // 3))
     cfg = _Config(tweets, layout, api, seed, start, n_users, bz2_level)
-    planner = _Planner(cfg, _user_pool(seed, n_users))
+    planner = _Planner(cfg, _users_of(cfg))
     procs = workers or _default_workers(len(planner.layout_members()[0]), tweets)
 
     out = Path(out)
