@@ -154,7 +154,7 @@ def make_archive(folder: Path, tweets: int, layout: str, seed: int = 0) -> str:
     """A synthetic archive of ``tweets`` tweets (reused when already there)."""
     from corpusforge.sources.twitter.synth import write_synthetic_archive
 
-    suffix = ".zip" if layout.startswith("zip") else ".tar"
+    suffix = {"zip-2020": ".zip", "tar-gz": ".tar.gz"}.get(layout, ".tar")
     path = folder / f"bench-{layout}-{tweets}-{seed}{suffix}"
     if not path.exists():
         write_synthetic_archive(path, tweets=tweets, layout=layout, seed=seed)

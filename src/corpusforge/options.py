@@ -78,7 +78,9 @@ class TwitterConfig:
 
     def extract_settings(self) -> dict[str, Any]:
         """The settings that decide an archive's extract (its cache key)."""
-        return {"limits": dataclasses.asdict(self.limits)}
+        limits = dataclasses.asdict(self.limits)
+        limits.pop("bz2_threads")  # speed only: the same extract whatever the threads
+        return {"limits": limits}
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready record of the configuration, for the manifest."""

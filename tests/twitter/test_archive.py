@@ -5,6 +5,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
+import random
 import tarfile
 import zipfile
 from pathlib import Path
@@ -175,9 +176,10 @@ def test_bad_magic_member(tmp_path: Path) -> None:
     assert [o.reason for o in other] == [ReadReason.MEMBER_BAD_MAGIC]
 
 
-def test_tar_gz_is_walked_in_one_pass(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["a.tar.gz", "archive-without-suffix"])
+def test_tar_gz_is_walked_in_one_pass(tmp_path: Path, name: str) -> None:
     uri = _tar(
-        tmp_path / "a.tar.gz",
+        tmp_path / name,
         {
             "2019/06/01/00/00.json.bz2": bz2.compress(LINES[0] + b"\n"),
             "2019/06/01/00/.nfs0001": b"x",
@@ -223,3 +225,33 @@ def test_real_sample_lines(realdata: Path) -> None:
     assert len(lines) == 5378 + 832
     assert {m for m, _, _ in lines} == {"2021/01/01/10/29.json.bz2", "2021/01/01/22/03.json.bz2"}
     assert all(isinstance(o, Skipped) and o.reason is SkipReason.DIRECTORY for o in other)
+
+
+@pytest.mark.parametrize("damage", ["none", "truncated", "flipped"])
+def test_fast_bz2_decoder_gives_exactly_the_stdlib_result(tmp_path: Path, damage: str) -> None:
+    """indexed_bzip2 (1 or 2 threads) only changes speed: same lines, same problems."""
+    rng = random.Random(7)
+    lines = [
+        b'{"n": %d, "w": "%s"}'
+        % (i, " ".join(f"w{rng.randrange(10**6)}" for _ in range(30)).encode())
+        for i in range(8000)
+    ]
+    half = len(lines) // 2
+    data = bz2.compress(b"\n".join(lines[:half]) + b"\n") + bz2.compress(
+        b"\n".join(lines[half:]) + b"\n"
+    )
+    if damage == "truncated":
+        data = data[:-3000]
+    elif damage == "flipped":
+        data = (
+            data[: len(data) // 3]
+            + bytes([data[len(data) // 3] ^ 0xFF])
+            + data[len(data) // 3 + 1 :]
+        )
+    uri = _tar(tmp_path / "a.tar", {"2019/06/01/00/00.json.bz2": data})
+    results = [_read_all(uri, ReadLimits(bz2_threads=t)) for t in (0, 1, 2)]
+    assert results[0] == results[1] == results[2]
+    if damage == "none":
+        assert [line for _, _, line in results[0][0]] == lines
+    else:
+        assert results[0][1] and 0 < len(results[0][0]) < len(lines)

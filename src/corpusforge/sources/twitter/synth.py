@@ -31,18 +31,22 @@ What is imitated, checked against ``../shared/realdata/twitter-archive-2021-01-0
   ``\\/`` for ``/``, ``\\u003c``/``\\u003e`` in ``source``, CRLF line ends, full user
   objects, ``entities``, ``extended_tweet`` for texts over 140 characters, retweets with
   ``retweeted_status`` (retweets of quotes carry both objects), quotes with the full
-  ``quoted_status``, ``{"delete": ...}`` notices (some naming tweets earlier in the
-  archive), a few ``{"limit": ...}`` notices and blank keep-alive lines.
+  ``quoted_status``, photos (``entities.media`` and ``extended_entities``), ``{"delete":
+  ...}`` notices (some naming tweets earlier in the archive), a few ``{"limit": ...}``
+  notices and blank keep-alive lines. Tweet lines average ~4.4 kB (the sample: 5.2 kB).
 * API v2 lines (``{"data", "includes", "matching_rules"}``) as UTF-8 with LF line ends;
-  referenced tweets in full under ``includes.tweets``; no delete notices (the v2 sampled
-  stream has none); a few ``{"errors": ...}`` disconnect notices and keep-alives.
+  referenced tweets in full under ``includes.tweets``, photos as ``attachments`` and
+  ``includes.media``; no delete notices (the v2 sampled stream has none); a few
+  ``{"errors": ...}`` disconnect notices and keep-alives.
 * Snowflake ids that encode the line's ``timestamp_ms``; a heavy-tailed (Zipf) conversation
   graph with replies to replies, replies whose parent is not in the archive, and quotes.
   Each conversation has a topic whose vocabulary most of its texts draw from, so texts
   of one conversation are closer to each other than to other conversations.
 
 Every choice is a function of ``seed`` (and the tweet id); archives are byte-identical
-for the same arguments, whatever the number of worker processes.
+for the same arguments, whatever the number of worker processes. Members are rendered
+and compressed in parallel processes; bz2 takes ~85% of the time (~0.6 ms of CPU per
+line at level 9, about a third less at level 1).
 """
 
 from __future__ import annotations
