@@ -1,15 +1,15 @@
 """The ``corpusforge`` command line: one sub-command group per source, plus release tools.
 
-    corpusforge synth twitter --out demo.zip --tweets 20000 --layout zip-2020
-    corpusforge twitter build demo.zip --out release/
-    corpusforge eval ranking --benchmarks release/benchmarks --model lexical
+corpusforge synth twitter --out demo.zip --tweets 20000 --layout zip-2020
+corpusforge twitter build demo.zip --out release/
+corpusforge eval ranking --benchmarks release/benchmarks --model lexical
 """
 
 from __future__ import annotations
 
 import typer
 
-from corpusforge.commands import bench, bitext, paranmt, synth, train, twitter
+from corpusforge.commands import bench, bitext, paranmt, release, synth, train, twitter
 from corpusforge.commands import eval as eval_cmd
 
 app = typer.Typer(
@@ -25,6 +25,9 @@ app.add_typer(paranmt.app, name="paranmt")
 app.add_typer(synth.app, name="synth")
 app.add_typer(eval_cmd.app, name="eval")
 app.command("train")(train.train)
+app.command("validate")(release.validate)
+app.command("stats")(release.stats)
+app.command("card")(release.card)
 app.command("bench")(bench.bench)
 
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from corpusforge.eval import Encoder
 
 app = typer.Typer(
-    help="Score a sentence encoder on the ranking benchmarks (nDCG, MAP, MRR@10) or on STS.",
+    help="Score a sentence encoder on the ranking benchmarks (nDCG, MAP, MRR@10), STS or bitext.",
     no_args_is_help=True,
 )
 
@@ -126,6 +126,40 @@ def sts(
     Console().print(table)
     if json_out is not None:
         _write_json(json_out, {"model": model, "data": str(data), **report})
+
+
+@app.command()
+def bitext(
+    english: Annotated[
+        Path, typer.Option("--en", exists=True, dir_okay=False, help="English side, one per line.")
+    ],
+    other: Annotated[
+        Path,
+        typer.Option("--x", exists=True, dir_okay=False, help="Other side, line-aligned."),
+    ],
+    model: ModelOption,
+    json_out: JsonOption = None,
+) -> None:
+    """Bitext matching accuracy en->x and x->en (nearest neighbour by cosine), as CT-XLMR-SE."""
+    from corpusforge.eval.lexical import CorpusFitted
+    from corpusforge.train.bitext_eval import bitext_matching_accuracy, read_aligned_lines
+
+    try:
+        en_texts, x_texts = read_aligned_lines(english, other)
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    encoder = _load(model)
+    if isinstance(encoder, CorpusFitted) and not encoder.fitted:
+        encoder = encoder.fit([*en_texts, *x_texts])
+    report = bitext_matching_accuracy(encoder, en_texts, x_texts)
+    table = Table(title=f"bitext: {model} on {english.name} / {other.name}")
+    for column in ("pairs", "en->x", "x->en"):
+        table.add_column(column, justify="right")
+    table.add_row(str(len(en_texts)), _fmt(report["en_to_x"]), _fmt(report["x_to_en"]))
+    Console().print(table)
+    if json_out is not None:
+        _write_json(json_out, {"model": model, "pairs": len(en_texts), **report})
 
 
 def _load(spec: str) -> Encoder:

@@ -83,10 +83,17 @@ def build(
     beam_args = list(ctx.args)
     if runner:
         beam_args.append(f"--runner={runner}")
+    from corpusforge import progress
+
     try:
-        manifest = run_build(config, beam_args)
+        with progress.local_reporter(enabled=not quiet and progress.runs_in_process(beam_args)):
+            manifest = run_build(config, beam_args)
     except FileNotFoundError as exc:
         raise typer.BadParameter(str(exc)) from exc
+    if "://" not in out:
+        from corpusforge.release.card import write_card
+
+        write_card(out)
     if not quiet:
         print_summary(manifest, out)
     if not manifest["accounting"]["balanced"]:

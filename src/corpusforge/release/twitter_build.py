@@ -34,6 +34,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
 import corpusforge
+from corpusforge import progress
 from corpusforge.options import DATASETS, TwitterConfig
 from corpusforge.release.io import (
     COUNTS,
@@ -494,10 +495,13 @@ def build(config: TwitterConfig, beam_args: list[str] | None = None) -> dict[str
     beam_args = list(beam_args or [])
     uris = expand_inputs(config.inputs)
     log.info("%d input archives", len(uris))
+    progress.stage("hash inputs")
     archives = [describe_input(uri, config) for uri in uris]
     folders = {a.uri: join(config.out, "tweets", a.extract) for a in archives}
     todo = [a for a in archives if not _extract_is_complete(folders[a.uri])]
     log.info("extracting %d archives, reusing %d", len(todo), len(archives) - len(todo))
+    progress.archives_planned(len(todo))
+    progress.stage("extract")
     for batch in _extract_batches(todo, beam_args):
         run_extract(batch, config, beam_args)
 
@@ -511,16 +515,19 @@ def build(config: TwitterConfig, beam_args: list[str] | None = None) -> dict[str
 
     staging = join(config.out, "_staging")
     delete_tree(staging)
+    progress.stage("pairs")
     run_pairs(tweet_files, delete_files, config, beam_args, staging)
     pair_counts = (
         read_json(join(staging, COUNTS)) if FileSystems.exists(join(staging, COUNTS)) else {}
     )
+    progress.stage("publish")
     pair_files = _publish(config, staging)
     delete_tree(staging)
 
     manifest = _manifest(
         config, beam_args, archives, extract_files, extract_counts, pair_counts, pair_files
     )
+    progress.stage("reference scores")
     manifest["reference_scores"] = _reference_scores(config)
     for bench, b in manifest["benchmarks"].items():
         if b["shortfall"]:

@@ -151,7 +151,11 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         if self.loss is not None and not isinstance(self.loss, Loss):
-            raise ValueError(f"loss must be one of {[x.value for x in Loss]}, got {self.loss!r}")
+            try:  # a plain string names a loss as well as the enum does
+                object.__setattr__(self, "loss", Loss(self.loss))
+            except ValueError:
+                names = [x.value for x in Loss]
+                raise ValueError(f"loss must be one of {names}, got {self.loss!r}") from None
         if not isinstance(self.distance, Distance):
             raise ValueError(
                 f"distance must be one of {[x.value for x in Distance]}, got {self.distance!r}"

@@ -24,6 +24,7 @@ import numpy as np
 from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
 
+from corpusforge import progress
 from corpusforge.keys import seeded_hash
 from corpusforge.sources.twitter.archive import (
     MemberOpened,
@@ -31,6 +32,7 @@ from corpusforge.sources.twitter.archive import (
     ReadLimits,
     ReadProblem,
     Skipped,
+    archive_name,
     list_members,
     read_member_lines,
 )
@@ -95,8 +97,10 @@ class _ListMembersFn(beam.DoFn):
     def process(self, uri: str) -> Iterator[Any]:
         dest = self._dirs[uri]
         counts: Counter[str] = Counter({"archives": 1})
+        refs = 0
         for item in list_members(uri):
             if isinstance(item, MemberRef):
+                refs += 1
                 if item.container != "targz":  # a .tar.gz's members are counted as read
                     counts["members_listed"] += 1
                 yield dest, item
@@ -108,6 +112,7 @@ class _ListMembersFn(beam.DoFn):
                 counts[f"dead_letter.{item.reason}"] += 1
                 Metrics.counter("read", str(item.reason)).inc()
                 yield TaggedOutput(DEAD, (dest, _problem_row(item)))
+        progress.members_listed(archive_name(uri), refs)
         for key, n in counts.items():
             yield TaggedOutput(COUNTS, ((dest, key), n))
 
@@ -149,6 +154,7 @@ class _ReadMemberFn(beam.DoFn):
         for key, n in counts.items():
             yield TaggedOutput(COUNTS, ((dest, key), n))
         Metrics.counter("read", "lines_read").inc(counts["lines_read"])
+        progress.member_done(ref.archive, ref.member, counts["lines_read"])
 
     def _parse(
         self, dest: str, archive: str, member: str, line_no: int, line: bytes, counts: Counter[str]
