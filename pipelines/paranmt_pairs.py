@@ -13,37 +13,17 @@ does not balance.
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 
 from corpusforge.options_bitext import ParanmtPairsOptions
-from corpusforge.release.bitext_build import finish
+from corpusforge.release.bitext_build import run_entry_point
 from corpusforge.release.paranmt_build import start
 
 
 def run(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (Beam-style flags), run the build and print a one-line JSON summary."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        config = ParanmtPairsOptions(argv).to_config()
-        result = start(config, argv)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    manifest = finish(result, config.out)
-    if manifest is None:
-        print(json.dumps({"out": config.out, "state": "submitted"}))
-        return 0
-    balanced = manifest["accounting"]["balanced"]
-    summary = {
-        "out": config.out,
-        "pairs": {name: ds["rows"] for name, ds in manifest["datasets"].items()},
-        "dead_letter": manifest["counts"]["dead_letter"],
-        "balanced": balanced,
-    }
-    print(json.dumps(summary))
-    return 0 if balanced else 3
+    return run_entry_point(list(sys.argv[1:] if argv is None else argv), ParanmtPairsOptions, start)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 
 Takes the standard Beam pipeline options; with no ``--runner`` it uses Beam's in-process
 runner. ``corpusforge twitter build`` is the same job behind a friendlier command line.
+Exit status: 0, 2 for bad flags or missing inputs, 3 when the accounting does not balance.
 """
 
 from __future__ import annotations
@@ -26,14 +27,15 @@ def run(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    manifest = build(config, argv)
+    try:
+        manifest = build(config, argv)
+    except FileNotFoundError as exc:  # an input that does not exist
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     summary = {name: ds["rows"] for name, ds in manifest["datasets"].items()}
-    print(
-        json.dumps(
-            {"out": config.out, "pairs": summary, "balanced": manifest["accounting"]["balanced"]}
-        )
-    )
-    return 0
+    balanced = manifest["accounting"]["balanced"]
+    print(json.dumps({"out": config.out, "pairs": summary, "balanced": balanced}))
+    return 0 if balanced else 3
 
 
 if __name__ == "__main__":

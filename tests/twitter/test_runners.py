@@ -112,3 +112,48 @@ def test_portable_job_api_path_gives_the_same_rows(
         service.wait(timeout=30)
     assert portable["runner"] == "PortableRunner"
     assert _differences(_fingerprint(portable), _fingerprint(reference)) == []
+
+
+def _release_dir(manifest: dict[str, Any]) -> Path:
+    return Path(manifest["config"]["out"])
+
+
+def test_benchmark_tweets_are_held_out_of_training_by_id_and_text(
+    reference: dict[str, Any],
+) -> None:
+    import polars as pl
+
+    out = _release_dir(reference)
+    bench = pl.read_parquet(out / "benchmarks" / "*.parquet")
+    held_ids = set(bench["query_id"]) | set(bench["root_id"])
+    held_ids |= set(bench["candidate_ids"].explode())
+    held_texts = set(bench["query"]) | set(bench["candidates"].explode())
+    pairs = pl.read_parquet(out / "pairs" / "all")
+    assert bench.height > 0 and pairs.height > 0
+    # no benchmark tweet (query, candidate or query root) is a side of a training pair; a
+    # co-pair of a query root's other children may still name that root in root_id
+    assert not held_ids & (set(pairs["anchor_id"]) | set(pairs["positive_id"]))
+    assert not held_texts & (set(pairs["anchor"]) | set(pairs["positive"]))
+
+
+def test_decontaminate_drops_training_texts_found_in_an_evaluation_set(
+    archives: list[str], reference: dict[str, Any], tmp_path: Path
+) -> None:
+    import polars as pl
+
+    pairs = pl.read_parquet(_release_dir(reference) / "pairs" / "all").sort("anchor_id")
+    leaked = pairs["positive"].head(5).to_list()
+    evaluation = tmp_path / "my-eval-set.txt"
+    evaluation.write_text("\n".join(text.upper() for text in leaked) + "\n", encoding="utf-8")
+    m = build(
+        TwitterConfig(
+            inputs=tuple(archives),
+            out=str(tmp_path / "r"),
+            benchmarks=BENCH,
+            decontaminate=(str(evaluation),),
+        )
+    )
+    assert m["counts"]["decontaminated"]["my-eval-set.txt"] >= len(set(leaked))
+    assert m["accounting"]["balanced"]
+    clean = pl.read_parquet(tmp_path / "r" / "pairs" / "all")
+    assert not set(leaked) & (set(clean["anchor"]) | set(clean["positive"]))

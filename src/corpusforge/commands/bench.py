@@ -49,6 +49,8 @@ def bench(
     console.print(table)
     console.print(
         f"extract / ceiling: {report['extract_over_ceiling']:.2f} (functions), "
+        f"{report['extract_stdlib_over_ceiling']:.2f} (functions, stdlib bz2), "
+        f"{report['extract_2_threads_over_ceiling']:.2f} (functions, 2 decoder threads), "
         f"{report['beam_extract_over_ceiling']:.2f} (whole Beam stage)"
     )
     if "scaling" in report:

@@ -29,9 +29,10 @@ configuration writes byte-identical Parquet on any runner.
 
 from __future__ import annotations
 
-import hashlib
+import json
 import logging
 import re
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ from corpusforge.release.io import (
     delete_tree,
     ensure_dir,
     expand_inputs,
+    file_digest,
     join,
     pipeline_options,
     read_json,
@@ -67,7 +69,7 @@ from corpusforge.schemas import (
 from corpusforge.sinks.parquet import WriteParquetShards, shard_name, write_rows
 from corpusforge.sources.opus.formats import OpusInput, plan_inputs
 from corpusforge.sources.opus.records import DeadLetter
-from corpusforge.sources.opus.streams import file_name, open_raw
+from corpusforge.sources.opus.streams import file_name
 from corpusforge.text.langid import resolve_model_path
 from corpusforge.text.pairfilters import pair_key
 from corpusforge.transforms.bitext import LID_NAMESPACE, BitextPairs, CountKey, ReadBitext
@@ -87,13 +89,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 def describe_input(uri: str) -> dict[str, Any]:
     """Size and sha256 of one input file (read once, streaming), as the manifest records it."""
-    digest = hashlib.sha256()
-    size = 0
-    with open_raw(uri) as f:
-        while chunk := f.read(1 << 22):
-            digest.update(chunk)
-            size += len(chunk)
-    return {"uri": uri, "name": file_name(uri), "bytes": size, "sha256": digest.hexdigest()}
+    size, sha = file_digest(uri)
+    return {"uri": uri, "name": file_name(uri), "bytes": size, "sha256": sha}
 
 
 def describe_lid_model(requested: str | None) -> dict[str, Any]:
@@ -592,6 +589,42 @@ def finish(result: PipelineResult, out: str) -> dict[str, Any] | None:
         )
     manifest: dict[str, Any] = read_json(path)
     return manifest
+
+
+def run_entry_point(
+    argv: list[str],
+    options: Callable[[list[str]], Any],
+    start_build: Callable[[Any, list[str]], PipelineResult],
+) -> int:
+    """A Beam entry point's body: flags -> config -> pipeline -> one JSON summary line.
+
+    Args:
+        argv: Beam-style flags.
+        options: the ``PipelineOptions`` class whose ``to_config()`` validates them.
+        start_build: starts the pipeline (``bitext_build.start`` or ``paranmt_build.start``).
+
+    Returns:
+        0, 2 for bad flags or missing inputs, 3 when the accounting does not balance.
+    """
+    try:
+        config = options(argv).to_config()
+        result = start_build(config, argv)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    manifest = finish(result, config.out)
+    if manifest is None:
+        print(json.dumps({"out": config.out, "state": "submitted"}))
+        return 0
+    balanced = manifest["accounting"]["balanced"]
+    summary = {
+        "out": config.out,
+        "pairs": {name: ds["rows"] for name, ds in manifest["datasets"].items()},
+        "dead_letter": manifest["counts"]["dead_letter"],
+        "balanced": balanced,
+    }
+    print(json.dumps(summary))
+    return 0 if balanced else 3
 
 
 def require_manifest(manifest: dict[str, Any] | None, out: str) -> dict[str, Any]:

@@ -27,6 +27,21 @@ FILES = "_files.json"
 COUNTS = "_counts.json"
 
 
+def file_digest(uri: str) -> tuple[int, str]:
+    """Size in bytes and sha256 of a local path or URI, read once, streaming."""
+    import hashlib
+
+    import smart_open
+
+    digest = hashlib.sha256()
+    size = 0
+    with smart_open.open(uri, "rb", compression="disable") as f:
+        while chunk := f.read(1 << 22):
+            digest.update(chunk)
+            size += len(chunk)
+    return size, digest.hexdigest()
+
+
 def expand_inputs(patterns: Iterable[str]) -> list[str]:
     """Paths, globs and URIs -> the sorted list of archive URIs; an empty match is an error."""
     uris: set[str] = set()

@@ -43,6 +43,7 @@ from corpusforge.release.io import (
     delete_tree,
     ensure_dir,
     expand_inputs,
+    file_digest,
     file_list,
     join,
     pipeline_options,
@@ -68,7 +69,7 @@ from corpusforge.sinks.parquet import (
     shard_name,
     write_rows,
 )
-from corpusforge.sources.twitter.archive import archive_name, open_uri
+from corpusforge.sources.twitter.archive import archive_name
 from corpusforge.sources.twitter.benchmarks import BENCHMARKS
 from corpusforge.sources.twitter.conversations import CHILDREN_PER_PAIR, DropReason
 from corpusforge.text.clean import clean_text, get_profile
@@ -105,13 +106,7 @@ class InputArchive:
 
 def describe_input(uri: str, config: TwitterConfig) -> InputArchive:
     """Size, sha256 and extract folder name of one archive (reads it once, streaming)."""
-    digest = hashlib.sha256()
-    size = 0
-    with open_uri(uri) as f:
-        while chunk := f.read(1 << 22):
-            digest.update(chunk)
-            size += len(chunk)
-    sha = digest.hexdigest()
+    size, sha = file_digest(uri)
     settings = {
         "archive_sha256": sha,
         "extract_version": EXTRACT_VERSION,
@@ -129,6 +124,12 @@ def describe_input(uri: str, config: TwitterConfig) -> InputArchive:
 
 
 def run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list[str]) -> None:
+    """Stage 1: one Beam pipeline that extracts ``todo`` into their folders under ``tweets/``.
+
+    Each archive's folder gets ``tweets/``, ``deletes/`` shards, ``_files.json`` and
+    ``_counts.json``; ``_SUCCESS`` is written last, only once the pipeline has finished, so
+    a folder without it is a killed run's leftover and is rebuilt.
+    """
     tweet_dirs = {a.uri: join(config.out, "tweets", a.extract) for a in todo}
     dead_dirs = {
         join(config.out, "tweets", a.extract): join(config.out, "dead_letter", a.extract)
@@ -242,6 +243,11 @@ def run_pairs(
     beam_args: list[str],
     staging: str,
 ) -> None:
+    """Stage 2: one Beam pipeline from normalised tweets to pairs and benchmarks in ``staging``.
+
+    Writes the shards, ``_files.json`` and ``_counts.json`` under ``staging``; :func:`build`
+    publishes them.
+    """
     decontaminator = _decontaminator(config)
     with beam.Pipeline(options=pipeline_options(beam_args)) as p:
         tweets = read_parquet(p, "Tweets", tweet_files)

@@ -14,7 +14,6 @@ accounting does not depend on a runner's metrics support.
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -385,23 +384,44 @@ class ConversationRecords(beam.PTransform):
 
 
 class _SortedIdsFn(beam.CombineFn):
-    """ids -> one sorted, distinct int64 array (compact: 8 bytes an id)."""
+    """ids -> one sorted, distinct int64 array (compact: 8 bytes an id).
 
-    def create_accumulator(self) -> list[np.ndarray]:
-        return []
+    The accumulator is ``(sorted arrays, pending ids)``: ids collect in a list and are
+    folded into an array every 65,536, so neither a Python set of all ids nor one array per
+    id is ever built.
+    """
 
-    def add_input(self, acc: list[np.ndarray], tweet_id: int) -> list[np.ndarray]:
-        acc.append(np.array([tweet_id], dtype=np.int64))
-        if len(acc) >= 65_536:
-            acc[:] = [_sorted_ids(np.concatenate(acc).tolist())]
+    def create_accumulator(self) -> tuple[list[np.ndarray], list[int]]:
+        return [], []
+
+    def add_input(
+        self, acc: tuple[list[np.ndarray], list[int]], tweet_id: int
+    ) -> tuple[list[np.ndarray], list[int]]:
+        arrays, pending = acc
+        pending.append(tweet_id)
+        if len(pending) >= 65_536:
+            arrays.append(_sorted_ids(pending))
+            pending.clear()
+            if len(arrays) > 64:  # fold now and then: amortised, and memory stays compact
+                arrays[:] = [np.unique(np.concatenate(arrays))]
         return acc
 
-    def merge_accumulators(self, accs: Iterable[list[np.ndarray]]) -> list[np.ndarray]:
-        parts = [a for acc in accs for a in acc]
-        return [np.unique(np.concatenate(parts))] if parts else []
+    def merge_accumulators(
+        self, accs: Iterable[tuple[list[np.ndarray], list[int]]]
+    ) -> tuple[list[np.ndarray], list[int]]:
+        arrays: list[np.ndarray] = []
+        pending: list[int] = []
+        for a, p in accs:
+            arrays.extend(a)
+            pending.extend(p)
+        if pending:
+            arrays.append(_sorted_ids(pending))
+        return ([np.unique(np.concatenate(arrays))] if arrays else []), []
 
-    def extract_output(self, acc: list[np.ndarray]) -> np.ndarray:
-        return np.unique(np.concatenate(acc)) if acc else np.empty(0, dtype=np.int64)
+    def extract_output(self, acc: tuple[list[np.ndarray], list[int]]) -> np.ndarray:
+        arrays, pending = acc
+        parts = [*arrays, _sorted_ids(pending)] if pending else arrays
+        return np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
 
 
 class _NodeFn(beam.DoFn):
@@ -438,7 +458,7 @@ class _NodeFn(beam.DoFn):
         if node.reason is None and self._decontaminator is not None:
             source = self._decontaminator.collides_with(node.text or "")
             if source is not None:
-                node = dataclasses.replace(node, text=None, reason=DropReason.TWEET_CONTAMINATED)
+                node = node._replace(text=None, reason=DropReason.TWEET_CONTAMINATED)
                 yield TaggedOutput(COUNTS, (f"decontaminated.{source}", 1))
         yield TaggedOutput(COUNTS, ("tweets_distinct", 1))
         if node.reason is None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from corpusforge.keys import seeded_hash
 from corpusforge.sources.twitter.conversations import Node
@@ -61,8 +61,7 @@ class BenchmarkConfig:
         return self.queries * self.negatives * 5 // 4 + 100
 
 
-@dataclass(frozen=True, slots=True)
-class QueryCandidate:
+class QueryCandidate(NamedTuple):
     """A possible query: its rank (seeded hash), root, query node and positives."""
 
     rank: int
@@ -71,8 +70,7 @@ class QueryCandidate:
     positives: tuple[Node, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class PoolItem:
+class PoolItem(NamedTuple):
     """A possible negative: its rank (seeded hash), its root and its node."""
 
     rank: int

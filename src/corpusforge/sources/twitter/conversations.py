@@ -16,12 +16,11 @@ for CoQt and CoRp ``candidates == 2 * rows + dropped``.
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from corpusforge.keys import seeded_hash
 from corpusforge.text.clean import CleanProfile, clean_text
@@ -51,9 +50,8 @@ class DropReason(enum.StrEnum):
     PAIR_SAMPLED_OUT = "pair_sampled_out"
 
 
-@dataclass(frozen=True, slots=True)
-class Node:
-    """A distinct tweet, ready for pairing.
+class Node(NamedTuple):
+    """A distinct tweet, ready for pairing (a tuple: it crosses Beam shuffles cheaply).
 
     Attributes:
         id: tweet id.
@@ -75,7 +73,7 @@ class Node:
 def hold_out(node: Node, ids: Collection[int], text_hashes: Collection[int]) -> Node:
     """``node`` marked ``tweet_held_out`` when a benchmark uses its id or its cleaned text."""
     if node.reason is None and (node.id in ids or text_hash(node.text or "") in text_hashes):
-        return dataclasses.replace(node, text=None, reason=DropReason.TWEET_HELD_OUT)
+        return node._replace(text=None, reason=DropReason.TWEET_HELD_OUT)
     return node
 
 
