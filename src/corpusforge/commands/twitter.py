@@ -47,6 +47,9 @@ def build(
     lid_model: Annotated[
         str | None, typer.Option(help="fastText lid.176 model (default: the packaged one)")
     ] = None,
+    bz2_threads: Annotated[
+        int, typer.Option(help="fast bz2 decoder threads per member (0: stdlib; 2: both cores)")
+    ] = 1,
     runner: Annotated[
         str | None, typer.Option(help="Beam runner (default: the in-process FnApiRunner)")
     ] = None,
@@ -71,7 +74,7 @@ def build(
             min_chars=min_chars,
             seed=seed,
             rows_per_shard=rows_per_shard,
-            limits=ReadLimits(max_line_bytes, max_member_bytes),
+            limits=ReadLimits(max_line_bytes, max_member_bytes, bz2_threads),
             benchmarks=BenchmarkConfig(benchmark_queries, benchmark_positives, benchmark_negatives),
             pairs_per_dataset=pairs_per_dataset,
             decontaminate=tuple(decontaminate or ()),
