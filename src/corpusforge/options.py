@@ -159,7 +159,7 @@ class TwitterPairsOptions(PipelineOptions):
         parser.add_argument(
             "--bz2_threads",
             type=int,
-            default=1,
+            default=2,
             help="fast bz2 decoder threads per member (0: stdlib only; 2: both laptop cores)",
         )
         parser.add_argument(

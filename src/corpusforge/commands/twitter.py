@@ -49,7 +49,7 @@ def build(
     ] = None,
     bz2_threads: Annotated[
         int, typer.Option(help="fast bz2 decoder threads per member (0: stdlib; 2: both cores)")
-    ] = 1,
+    ] = 2,
     runner: Annotated[
         str | None, typer.Option(help="Beam runner (default: the in-process FnApiRunner)")
     ] = None,

@@ -105,11 +105,14 @@ def file_list(infos: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(infos, key=lambda i: i["path"])
 
 
-def read_parquet(p: beam.Pipeline, label: str, files: list[str]) -> beam.PCollection:
+def read_parquet(
+    p: beam.Pipeline, label: str, files: list[str], columns: list[str] | None = None
+) -> beam.PCollection:
+    """Rows (dicts) of ``files``, or only ``columns`` of them; empty when there are none."""
     paths = p | f"{label}Files" >> beam.Create(files)
     if not files:
         return paths
-    return paths | f"Read{label}" >> ReadAllFromParquet(columns=None)
+    return paths | f"Read{label}" >> ReadAllFromParquet(columns=columns)
 
 
 def relative(path: str, root: str) -> str:

@@ -251,8 +251,10 @@ def run_pairs(
     decontaminator = _decontaminator(config)
     with beam.Pipeline(options=pipeline_options(beam_args)) as p:
         tweets = read_parquet(p, "Tweets", tweet_files)
-        deletes = read_parquet(p, "Deletes", delete_files)
-        result = {"tweets": tweets, "deletes": deletes} | "Pairs" >> TwitterPairs(
+        links = read_parquet(p, "Links", tweet_files, ["lang", "reply_to_id", "quote_of_id"])
+        deletes = read_parquet(p, "Deletes", delete_files, ["id"])
+        inputs = {"tweets": tweets, "links": links, "deletes": deletes}
+        result = inputs | "Pairs" >> TwitterPairs(
             config.clean,
             config.min_chars,
             config.langs,

@@ -297,8 +297,10 @@ def _main(argv: Sequence[str] | None = None) -> None:
         for line in corpus:
             ident.predict(line)
         rates.append(len(corpus) / (time.perf_counter() - start))
-    print(f"throughput: {statistics.median(rates):,.0f} sentences/s "
-          f"(median of {args.runs} runs over {len(corpus)} sentences, one thread)")
+    print(
+        f"throughput: {statistics.median(rates):,.0f} sentences/s "
+        f"(median of {args.runs} runs over {len(corpus)} sentences, one thread)"
+    )
 
 
 if __name__ == "__main__":

@@ -334,7 +334,10 @@ class _InConversationFn(beam.DoFn):
 
 
 class ConversationRecords(beam.PTransform):
-    """Tweet rows -> ``{"records", "ids", "counts"}``: only rows that can be in a pair.
+    """``{"rows", "links"?}`` -> ``{"records", "ids", "counts"}``: rows that can be in a pair.
+
+    ``links``, optional, is a narrow read of the same rows (``lang``, ``reply_to_id``,
+    ``quote_of_id``) from which the parent ids are computed without holding the full rows.
 
     A tweet can be in a pair only when its language is selected and it replies, quotes, or
     is replied to or quoted. A cheap id pass collects the referenced ids into a sorted
@@ -359,12 +362,21 @@ class ConversationRecords(beam.PTransform):
         self._lid_model = lid_model
         self._clean = clean
 
-    def expand(self, rows: beam.PCollection) -> dict[str, beam.PCollection]:
-        selected = rows | "SelectLang" >> beam.ParDo(
+    def expand(self, inputs: dict[str, beam.PCollection]) -> dict[str, beam.PCollection]:
+        selected = inputs["rows"] | "SelectLang" >> beam.ParDo(
             _SelectLangFn(self._langs, self._lid_model, self._clean)
         ).with_outputs(COUNTS, main="rows")
+        # The parent ids come from a narrow second read when there is one: computed from the
+        # full rows, the in-process runner would have to hold every row until they are ready.
+        links = inputs.get("links")
+        if links is None:
+            links = selected.rows
+        elif self._lid_model is None:  # by the lang field: only selected children count
+            langs = frozenset(self._langs)
+            links = links | "LinkLang" >> beam.Filter(lambda r: r["lang"] in langs)
+        # with fastText, every child's links are kept: a superset, so no parent is missed
         parents = (
-            selected.rows
+            links
             | "ParentIds"
             >> beam.FlatMap(
                 lambda r: [i for i in (r["reply_to_id"], r["quote_of_id"]) if i is not None]
@@ -691,7 +703,10 @@ class TwitterPairs(beam.PTransform):
         self._decontaminator = decontaminator
 
     def expand(self, inputs: dict[str, beam.PCollection]) -> dict[str, beam.PCollection]:
-        relevant = inputs["tweets"] | "InConversations" >> ConversationRecords(
+        rows = {"rows": inputs["tweets"]}
+        if "links" in inputs:
+            rows["links"] = inputs["links"]
+        relevant = rows | "InConversations" >> ConversationRecords(
             self._langs, self._lid_model, self._clean
         )
         tweets = relevant["records"] | "KeyTweetById" >> beam.Map(lambda r: (r["id"], r))

@@ -209,4 +209,3 @@ def read_opus(
         yield from read_xces(unit.uris[0], dataset=dataset, **options)
     else:
         yield from read_tsv(unit.uris[0], dataset=dataset, **options)
-

@@ -92,9 +92,7 @@ def pair_lines(
             try:
                 src, trg = decode_line(a, line_no).strip(), decode_line(b, line_no).strip()
             except UnicodeDecodeError as exc:
-                yield DeadLetter.of(
-                    SourceReason.READ_DECODE_ERROR, origin, str(exc), a + b"\t" + b
-                )
+                yield DeadLetter.of(SourceReason.READ_DECODE_ERROR, origin, str(exc), a + b"\t" + b)
                 continue
             if not src or not trg:
                 yield Skipped.of(SkipReason.ALIGN_EMPTY_SIDE, origin)

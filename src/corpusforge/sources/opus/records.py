@@ -232,6 +232,4 @@ def orient_english(pair: RawPair) -> RawPair:
     )
     if src_first:
         return pair
-    return replace(
-        pair, src=pair.trg, trg=pair.src, src_lang=pair.trg_lang, trg_lang=pair.src_lang
-    )
+    return replace(pair, src=pair.trg, trg=pair.src, src_lang=pair.trg_lang, trg_lang=pair.src_lang)

@@ -96,8 +96,7 @@ def parse_paranmt_line(
         return DeadLetter.of(
             SourceReason.PARSE_COLUMN_COUNT,
             origin,
-            f"want {COLUMNS} tab-separated columns (reference, paraphrase, score), "
-            f"got {len(cols)}",
+            f"want {COLUMNS} tab-separated columns (reference, paraphrase, score), got {len(cols)}",
             line,
         )
     reference, paraphrase, raw_score = (col.strip() for col in cols)
@@ -120,9 +119,7 @@ def parse_paranmt_line(
     )
 
 
-def read_paranmt(
-    uri: str, *, dataset: str = DATASET
-) -> Iterator[RawParaphrase | DeadLetter]:
+def read_paranmt(uri: str, *, dataset: str = DATASET) -> Iterator[RawParaphrase | DeadLetter]:
     """Read a ParaNMT file (optionally gzip/bz2/xz compressed), one line at a time.
 
     Args:

@@ -38,7 +38,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 _CHUNK = 1 << 20
 _OUT = 4 << 20
-_FAST_MAX_COMPRESSED = 256 << 20  # members above this are streamed with the stdlib decoder
+_FAST_MAX_COMPRESSED = 64 << 20  # larger members are streamed with the stdlib decoder
 
 try:  # a faster bz2 decoder; the stdlib one is the fallback and the reference
     import indexed_bzip2 as _indexed_bzip2
@@ -128,13 +128,15 @@ class ReadLimits:
         max_member_bytes: decompressed bytes per member; past it the member stops with
             ``read_member_too_large`` (lines before it are kept).
         bz2_threads: threads of the fast bz2 decoder (``indexed_bzip2``) per member; 0 uses
-            the stdlib decoder only. Decoding is the wall of the extract stage; 2 uses both
-            cores of a laptop. It changes speed, never output.
+            the stdlib decoder only. Decoding is the wall of the extract stage, and the
+            in-process runner runs one worker, so the default 2 puts a laptop's second core
+            to work; on a runner that already runs a worker per core, 1 avoids
+            oversubscription. It changes speed, never output.
     """
 
     max_line_bytes: int = 1 << 20
     max_member_bytes: int = 4 << 30
-    bz2_threads: int = 1
+    bz2_threads: int = 2
 
     def __post_init__(self) -> None:
         if self.bz2_threads < 0:
