@@ -1,0 +1,47 @@
+"""``corpusforge bench`` runs end to end on a tiny archive and reports every figure.
+
+Only the report's shape and its item counts are checked: speed is measured, never asserted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from typer.testing import CliRunner
+
+from corpusforge.commands.bench import bench
+
+
+def test_bench_reports_every_stage_and_the_scaling(tmp_path: Path) -> None:
+    app = typer.Typer()
+    app.command()(bench)
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(
+        app,
+        [
+            "--tweets",
+            "300",
+            "--runs",
+            "1",
+            "--scales",
+            "1,2",
+            "--workdir",
+            str(tmp_path),
+            "--json",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    stages = {s["stage"].strip(): s for s in report["stages"]}
+    assert len(stages) == 6
+    lines = {s["items"] for s in report["stages"] if s["unit"] == "lines"}
+    assert len(lines) == 1  # the ceiling and every reader saw the same lines
+    assert all(s["seconds"] > 0 and s["peak_rss_mb"] > 0 for s in report["stages"])
+    points = report["scaling"]["points"]
+    assert [p["scale"] for p in points] == [1, 2]
+    assert points[1]["lines"] > points[0]["lines"]
+    assert {"extract_rss_gb", "pairs_rss_gb"} <= set(report["scaling"]["month_extrapolation"])
+    assert "extract / ceiling" in result.output
