@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
+
+from corpusforge.commands.common import (
+    BUILD_CONTEXT,
+    LidModel,
+    Lowercase,
+    Quiet,
+    RowsPerShard,
+    Runner,
+    beam_args,
+    configure_logging,
+)
 
 app = typer.Typer(
     help="OPUS bitext (Moses, TMX, XCES, TSV) -> translation pairs.", no_args_is_help=True
@@ -15,7 +25,7 @@ app = typer.Typer(
 
 
 @app.command(
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    context_settings=BUILD_CONTEXT,
 )
 def build(
     ctx: typer.Context,
@@ -44,19 +54,11 @@ def build(
     trg_lang: Annotated[
         str | None, typer.Option(help="second-side language where file names do not say")
     ] = None,
-    lid_model: Annotated[
-        str | None,
-        typer.Option(
-            help="fastText lid.176.bin/.ftz (default: $CORPUSFORGE_LID_MODEL, else bundled)"
-        ),
-    ] = None,
+    lid_model: LidModel = None,
     clean: Annotated[
         str, typer.Option(help="cleaning profile: none (default: bitext as distributed), paper, ct")
     ] = "none",
-    lowercase: Annotated[
-        bool | None,
-        typer.Option("--lowercase/--no-lowercase", help="override the profile's lowercasing"),
-    ] = None,
+    lowercase: Lowercase = None,
     min_tokens: Annotated[int, typer.Option(help="fewest whitespace tokens per side")] = 3,
     max_tokens: Annotated[int, typer.Option(help="most whitespace tokens per side")] = 100,
     max_pairs_per_lang: Annotated[
@@ -66,11 +68,9 @@ def build(
         float, typer.Option(help="lowest fastText probability of the expected language")
     ] = 0.0,
     seed: Annotated[int, typer.Option(help="seed of every hashed choice")] = 0,
-    rows_per_shard: Annotated[int, typer.Option(help="target rows per Parquet shard")] = 250_000,
-    runner: Annotated[
-        str | None, typer.Option(help="Beam runner (default: the in-process FnApiRunner)")
-    ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="print only errors")] = False,
+    rows_per_shard: RowsPerShard = 250_000,
+    runner: Runner = None,
+    quiet: Quiet = False,
 ) -> None:
     """Build a release: read, clean, filter and deduplicate pairs; write Parquet and manifest.json.
 
@@ -80,7 +80,7 @@ def build(
     from corpusforge.release.bitext_build import build as run_build
     from corpusforge.text.pairfilters import BitextFilterConfig, LanguageFilterConfig
 
-    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(message)s")
+    configure_logging(quiet)
     try:
         config = BitextConfig(
             inputs=tuple(inputs),
@@ -102,11 +102,9 @@ def build(
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
-    beam_args = list(ctx.args)
-    if runner:
-        beam_args.append(f"--runner={runner}")
+    args = beam_args(ctx, runner)
     try:
-        manifest = run_build(config, beam_args)
+        manifest = run_build(config, args)
     except FileNotFoundError as exc:
         raise typer.BadParameter(str(exc)) from exc
     if not quiet:

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Annotated
 
 import typer
 
 from corpusforge.commands.bitext import print_summary
+from corpusforge.commands.common import (
+    BUILD_CONTEXT,
+    LidModel,
+    Lowercase,
+    Quiet,
+    RowsPerShard,
+    Runner,
+    beam_args,
+    configure_logging,
+)
 
 app = typer.Typer(help="ParaNMT-50M -> filtered English paraphrase pairs.", no_args_is_help=True)
 
 
 @app.command(
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    context_settings=BUILD_CONTEXT,
 )
 def build(
     ctx: typer.Context,
@@ -24,19 +33,11 @@ def build(
     dataset: Annotated[str, typer.Option(help="dataset name (the pairs/<dataset>/ folder)")] = (
         "paranmt"
     ),
-    lid_model: Annotated[
-        str | None,
-        typer.Option(
-            help="fastText lid.176.bin/.ftz (default: $CORPUSFORGE_LID_MODEL, else bundled)"
-        ),
-    ] = None,
+    lid_model: LidModel = None,
     clean: Annotated[
         str, typer.Option(help="cleaning profile: none (default: ParaNMT as released), paper, ct")
     ] = "none",
-    lowercase: Annotated[
-        bool | None,
-        typer.Option("--lowercase/--no-lowercase", help="override the profile's lowercasing"),
-    ] = None,
+    lowercase: Lowercase = None,
     min_score: Annotated[float, typer.Option(help="lowest paraphrase score kept")] = 0.4,
     max_score: Annotated[float, typer.Option(help="highest paraphrase score kept")] = 1.0,
     max_overlap: Annotated[
@@ -51,11 +52,9 @@ def build(
     min_lid_confidence: Annotated[
         float, typer.Option(help="lowest fastText probability of English, per side")
     ] = 0.0,
-    rows_per_shard: Annotated[int, typer.Option(help="target rows per Parquet shard")] = 250_000,
-    runner: Annotated[
-        str | None, typer.Option(help="Beam runner (default: the in-process FnApiRunner)")
-    ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="print only errors")] = False,
+    rows_per_shard: RowsPerShard = 250_000,
+    runner: Runner = None,
+    quiet: Quiet = False,
 ) -> None:
     """Build a release: parse, filter (P-SP) and deduplicate pairs; write Parquet and manifest.
 
@@ -65,7 +64,7 @@ def build(
     from corpusforge.release.paranmt_build import build as run_build
     from corpusforge.text.pairfilters import LanguageFilterConfig, ParaphraseFilterConfig
 
-    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(message)s")
+    configure_logging(quiet)
     try:
         config = ParaphraseConfig(
             inputs=tuple(inputs),
@@ -86,11 +85,9 @@ def build(
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
-    beam_args = list(ctx.args)
-    if runner:
-        beam_args.append(f"--runner={runner}")
+    args = beam_args(ctx, runner)
     try:
-        manifest = run_build(config, beam_args)
+        manifest = run_build(config, args)
     except FileNotFoundError as exc:
         raise typer.BadParameter(str(exc)) from exc
     if not quiet:

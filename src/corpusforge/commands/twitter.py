@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from corpusforge.commands.common import (
+    BUILD_CONTEXT,
+    LidModel,
+    Quiet,
+    RowsPerShard,
+    Runner,
+    beam_args,
+    configure_logging,
+)
+
 app = typer.Typer(help="Twitter archives -> weakly similar pairs.", no_args_is_help=True)
 
 
 @app.command(
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    context_settings=BUILD_CONTEXT,
 )
 def build(
     ctx: typer.Context,
@@ -25,7 +34,7 @@ def build(
     clean: Annotated[str, typer.Option(help="cleaning profile: paper or ct")] = "paper",
     min_chars: Annotated[int, typer.Option(help="minimum cleaned text length")] = 20,
     seed: Annotated[int, typer.Option(help="seed of every hashed choice")] = 0,
-    rows_per_shard: Annotated[int, typer.Option(help="target rows per Parquet shard")] = 250_000,
+    rows_per_shard: RowsPerShard = 250_000,
     max_line_bytes: Annotated[int, typer.Option(help="longer lines are dead-lettered")] = 1 << 20,
     max_member_bytes: Annotated[int, typer.Option(help="cap on decompressed bytes per member")] = 4
     << 30,
@@ -44,16 +53,12 @@ def build(
     lid: Annotated[
         str, typer.Option(help="language from the tweet's lang field, or fastText: field|fasttext")
     ] = "field",
-    lid_model: Annotated[
-        str | None, typer.Option(help="fastText lid.176 model (default: the packaged one)")
-    ] = None,
+    lid_model: LidModel = None,
     bz2_threads: Annotated[
         int, typer.Option(help="fast bz2 decoder threads per member (0: stdlib; 2: both cores)")
     ] = 2,
-    runner: Annotated[
-        str | None, typer.Option(help="Beam runner (default: the in-process FnApiRunner)")
-    ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="print only errors")] = False,
+    runner: Runner = None,
+    quiet: Quiet = False,
 ) -> None:
     """Build a release: extract tweets, pair them, write Parquet and manifest.json.
 
@@ -64,7 +69,7 @@ def build(
     from corpusforge.sources.twitter.archive import ReadLimits
     from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
 
-    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(message)s")
+    configure_logging(quiet)
     try:
         config = TwitterConfig(
             inputs=tuple(inputs),
@@ -83,14 +88,12 @@ def build(
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
-    beam_args = list(ctx.args)
-    if runner:
-        beam_args.append(f"--runner={runner}")
+    args = beam_args(ctx, runner)
     from corpusforge import progress
 
     try:
-        with progress.local_reporter(enabled=not quiet and progress.runs_in_process(beam_args)):
-            manifest = run_build(config, beam_args)
+        with progress.local_reporter(enabled=not quiet and progress.runs_in_process(args)):
+            manifest = run_build(config, args)
     except FileNotFoundError as exc:
         raise typer.BadParameter(str(exc)) from exc
     if "://" not in out:
