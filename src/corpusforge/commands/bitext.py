@@ -17,6 +17,7 @@ from corpusforge.commands.common import (
     Runner,
     beam_args,
     configure_logging,
+    run_and_report,
 )
 
 app = typer.Typer(
@@ -102,15 +103,9 @@ def build(
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
-    args = beam_args(ctx, runner)
-    try:
-        manifest = run_build(config, args)
-    except FileNotFoundError as exc:
-        raise typer.BadParameter(str(exc)) from exc
-    if not quiet:
-        print_summary(manifest, out)
-    if not manifest["accounting"]["balanced"]:
-        raise typer.Exit(code=3)
+    run_and_report(
+        run_build, config, beam_args(ctx, runner), out=out, quiet=quiet, summarise=print_summary
+    )
 
 
 def print_summary(manifest: dict[str, Any], out: str) -> None:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from typing import Annotated
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Annotated, Any, TypeVar
 
 import typer
 
 BUILD_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
 """Typer context settings of a build command: unknown ``--flag=value`` go to Beam."""
+
+Config = TypeVar("Config")
 
 RowsPerShard = Annotated[int, typer.Option(help="target rows per Parquet shard")]
 Runner = Annotated[
@@ -36,3 +41,35 @@ def beam_args(ctx: typer.Context, runner: str | None) -> list[str]:
 def configure_logging(quiet: bool) -> None:
     """INFO for a build's own messages, WARNING with ``--quiet``."""
     logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(message)s")
+
+
+def run_and_report(
+    run: Callable[[Config, list[str]], dict[str, Any]],
+    config: Config,
+    args: list[str],
+    *,
+    out: str,
+    quiet: bool,
+    summarise: Callable[[dict[str, Any], str], None],
+    around: AbstractContextManager[Any] | None = None,
+) -> None:
+    """Run a build, print its summary, and exit 3 when its accounting does not balance.
+
+    Args:
+        run: the build (``config``, Beam flags) -> manifest.
+        config: its validated configuration.
+        args: Beam pipeline flags.
+        out: the release directory, for the summary.
+        quiet: print nothing on success.
+        summarise: prints a manifest's summary.
+        around: a context the build runs in (e.g. a progress reporter).
+    """
+    try:
+        with around or contextlib.nullcontext():
+            manifest = run(config, args)
+    except FileNotFoundError as exc:  # an input that does not exist is a usage error
+        raise typer.BadParameter(str(exc)) from exc
+    if not quiet:
+        summarise(manifest, out)
+    if not manifest["accounting"]["balanced"]:
+        raise typer.Exit(code=3)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -16,7 +16,11 @@ from corpusforge.commands.common import (
     Runner,
     beam_args,
     configure_logging,
+    run_and_report,
 )
+
+if TYPE_CHECKING:
+    from corpusforge.options import TwitterConfig
 
 app = typer.Typer(help="Twitter archives -> weakly similar pairs.", no_args_is_help=True)
 
@@ -65,7 +69,6 @@ def build(
     Extra ``--flag=value`` arguments are passed to Beam as pipeline options.
     """
     from corpusforge.options import TwitterConfig
-    from corpusforge.release.twitter_build import build as run_build
     from corpusforge.sources.twitter.archive import ReadLimits
     from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
 
@@ -88,22 +91,29 @@ def build(
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
-    args = beam_args(ctx, runner)
     from corpusforge import progress
 
-    try:
-        with progress.local_reporter(enabled=not quiet and progress.runs_in_process(args)):
-            manifest = run_build(config, args)
-    except FileNotFoundError as exc:
-        raise typer.BadParameter(str(exc)) from exc
-    if "://" not in out:
-        from corpusforge.release.card import write_card
+    args = beam_args(ctx, runner)
+    run_and_report(
+        _build_with_card,
+        config,
+        args,
+        out=out,
+        quiet=quiet,
+        summarise=print_summary,
+        around=progress.local_reporter(enabled=not quiet and progress.runs_in_process(args)),
+    )
 
-        write_card(out)
-    if not quiet:
-        print_summary(manifest, out)
-    if not manifest["accounting"]["balanced"]:
-        raise typer.Exit(code=3)
+
+def _build_with_card(config: TwitterConfig, args: list[str]) -> dict[str, Any]:
+    """The build, then the dataset card next to a local release."""
+    from corpusforge.release.card import write_card
+    from corpusforge.release.twitter_build import build as run_build
+
+    manifest = run_build(config, args)
+    if "://" not in config.out:
+        write_card(config.out)
+    return manifest
 
 
 def print_summary(manifest: dict[str, Any], out: str) -> None:
