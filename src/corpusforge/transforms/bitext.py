@@ -316,17 +316,25 @@ class ReadBitext(beam.PTransform):
         }
 
     def expand(self, items: beam.PCollection) -> dict[str, beam.PCollection]:
-        read = (
-            items
-            | "FanOutUnits" >> beam.Reshuffle()
-            | "ReadUnits"
-            >> beam.ParDo(_ReadUnitFn(self._dataset, self._options)).with_outputs(
-                DEAD, COUNTS, main="pairs"
-            )
-        )
-        pairs = read.pairs | "FanOutPairs" >> beam.Reshuffle()
-        counts = read[COUNTS] | "SumReadCounts" >> beam.CombinePerKey(sum)
-        return {"pairs": pairs, "dead": read[DEAD], "counts": counts}
+        return _fan_out_read(items, "Units", _ReadUnitFn(self._dataset, self._options))
+
+
+def _fan_out_read(
+    inputs: beam.PCollection, what: str, read_fn: beam.DoFn
+) -> dict[str, beam.PCollection]:
+    """Spread ``inputs`` over workers, read each with ``read_fn``, spread the pairs again.
+
+    ``read_fn`` has a main output of pairs and ``DEAD`` and ``COUNTS`` tagged outputs; the
+    second reshuffle lets language id run in parallel even when one input holds every pair.
+    """
+    read = (
+        inputs
+        | f"FanOut{what}" >> beam.Reshuffle()
+        | f"Read{what}" >> beam.ParDo(read_fn).with_outputs(DEAD, COUNTS, main="pairs")
+    )
+    pairs = read.pairs | "FanOutPairs" >> beam.Reshuffle()
+    counts = read[COUNTS] | "SumReadCounts" >> beam.CombinePerKey(sum)
+    return {"pairs": pairs, "dead": read[DEAD], "counts": counts}
 
 
 class _FilterBitextFn(_LanguageCheckFn):
@@ -538,17 +546,7 @@ class ReadParaphrases(beam.PTransform):
         self._dataset = dataset
 
     def expand(self, uris: beam.PCollection) -> dict[str, beam.PCollection]:
-        read = (
-            uris
-            | "FanOutFiles" >> beam.Reshuffle()
-            | "ReadFiles"
-            >> beam.ParDo(_ReadParaphraseFileFn(self._dataset)).with_outputs(
-                DEAD, COUNTS, main="pairs"
-            )
-        )
-        pairs = read.pairs | "FanOutPairs" >> beam.Reshuffle()
-        counts = read[COUNTS] | "SumReadCounts" >> beam.CombinePerKey(sum)
-        return {"pairs": pairs, "dead": read[DEAD], "counts": counts}
+        return _fan_out_read(uris, "Files", _ReadParaphraseFileFn(self._dataset))
 
 
 class _FilterParaphraseFn(_LanguageCheckFn):
