@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import json
+import math
 import multiprocessing
 import os
 import resource
@@ -126,15 +128,24 @@ def extract_stage(archive: str, out: str) -> int:
     return int(counts["lines_read"])
 
 
-def pair_stage(archive: str, out: str) -> int:
-    """The Beam pair stage on an extract made by :func:`extract_stage`; tweets read."""
+def pair_stage(archive: str, out: str, engine: str = "local", partitions: int = 0) -> int:
+    """The pair stage on an extract made by :func:`extract_stage`; tweets read.
+
+    Args:
+        archive: the archive the extract came from.
+        out: the release folder holding the extract.
+        engine: ``local`` (the default engine) or ``beam`` (the Beam pipeline, in-process).
+        partitions: the local engine's key-space partitions (0: automatic).
+    """
     import pyarrow.parquet as pq
 
     from corpusforge.options import TwitterConfig
     from corpusforge.release import twitter_build as tb
     from corpusforge.release.io import join
 
-    config = TwitterConfig(inputs=(archive,), out=out)
+    config = TwitterConfig(
+        inputs=(archive,), out=out, pair_engine=engine, pair_partitions=partitions
+    )
     tweets = sorted(str(p) for p in Path(out).glob("tweets/*/tweets/*.parquet"))
     deletes = sorted(str(p) for p in Path(out).glob("tweets/*/deletes/*.parquet"))
     staging = join(out, "_bench_staging")
@@ -142,16 +153,51 @@ def pair_stage(archive: str, out: str) -> int:
     return sum(pq.read_metadata(f).num_rows for f in tweets)
 
 
-def _timed(fn: Callable[..., int], args: tuple[Any, ...]) -> tuple[float, int, float]:
+def peak_rss_mb() -> float:
+    """This process's peak resident memory since it started its program, in MB.
+
+    Linux's ``VmHWM`` belongs to the running program alone; ``ru_maxrss`` also counts what
+    the parent held when it forked this process, which inflated small measurements.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def pair_functions(out: str) -> tuple[int, float]:
+    """The local pair engine alone (no start-up, no writing); (tweets read, seconds)."""
+    from corpusforge.release.local_pairs import PairSettings, pair_tweets
+    from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
+
+    tweets = sorted(str(p) for p in Path(out).glob("tweets/*/tweets/*.parquet"))
+    deletes = sorted(str(p) for p in Path(out).glob("tweets/*/deletes/*.parquet"))
+    settings = PairSettings("paper", 20, ("en",), 0, BenchmarkConfig())
     start = time.perf_counter()
-    items = fn(*args)
+    stage = pair_tweets(tweets, deletes, settings, partitions=1)
+    return stage.counts["records_in"], time.perf_counter() - start
+
+
+def _timed(
+    fn: Callable[..., int | tuple[int, float]], args: tuple[Any, ...]
+) -> tuple[float, int, float]:
+    start = time.perf_counter()
+    result = fn(*args)
     seconds = time.perf_counter() - start
-    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return seconds, items, peak_kb / 1024
+    items, seconds = result if isinstance(result, tuple) else (result, seconds)
+    return seconds, items, peak_rss_mb()
 
 
 def measure(
-    stage: str, fn: Callable[..., int], args: tuple[Any, ...], unit: str, runs: int
+    stage: str,
+    fn: Callable[..., int | tuple[int, float]],
+    args: tuple[Any, ...],
+    unit: str,
+    runs: int,
 ) -> Measurement:
     """Run ``fn(*args)`` ``runs`` times, each in a fresh process; the median figures."""
     ctx = multiprocessing.get_context("spawn")
@@ -202,8 +248,15 @@ def run_bench(
     b2 = measure("  same, 1 decoder thread", extract_functions, (archive, 1), "lines", runs)
     out = str(folder / f"release-{layout}-{tweets}")
     e = measure("extract stage (Beam, in-process)", extract_stage, (archive, out), "lines", runs)
-    p = measure("pair stage (Beam, in-process)", pair_stage, (archive, out), "tweets", runs)
-    report["stages"] = [m.__dict__ | {"rate": m.rate} for m in (a, b, b0, b2, e, p)]
+    pf = measure(
+        "pair functions (local engine, no start-up)", pair_functions, (out,), "tweets", runs
+    )
+    p = measure("pair stage (local engine)", pair_stage, (archive, out, "local", 1), "tweets", runs)
+    pb = measure(
+        "pair stage (Beam, in-process)", pair_stage, (archive, out, "beam"), "tweets", runs
+    )
+    report["stages"] = [m.__dict__ | {"rate": m.rate} for m in (a, b, b0, b2, e, pf, p, pb)]
+    report["local_pairs_over_beam"] = p.rate / pb.rate
     report["extract_stdlib_over_ceiling"] = b0.rate / a.rate
     report["extract_1_thread_over_ceiling"] = b2.rate / a.rate
     report["extract_over_ceiling"] = b.rate / a.rate
@@ -221,7 +274,7 @@ def _scaling(
         archive = make_archive(folder, tweets * scale, layout)
         out = str(folder / f"release-{layout}-{tweets * scale}")
         e = measure("extract", extract_stage, (archive, out), "lines", runs)
-        p = measure("pairs", pair_stage, (archive, out), "tweets", runs)
+        p = measure("pairs", pair_stage, (archive, out, "local", 1), "tweets", runs)
         points.append(
             {
                 "scale": scale,
@@ -239,7 +292,53 @@ def _scaling(
         slope, intercept = _fit(xs, ys)
         month[key.replace("_mb", "_gb")] = (intercept + slope * MONTH_LINES) / 1024
         month[key.replace("_rss_mb", "_mb_per_million_lines")] = slope * 1e6
-    return {"points": points, "month_extrapolation": month, "month_lines": MONTH_LINES}
+    slope, intercept = _fit(xs, [pt["pairs_rss_mb"] for pt in points])
+    partitioned = _partition_sweep(
+        folder, tweets * max(scales), layout, runs, int(points[-1]["lines"])
+    )
+    b, k = partitioned["partitioned_mb_per_line"], partitioned["month_partitions"]
+    month["pairs_partitioned_rss_gb"] = (
+        intercept + (slope - b) * MONTH_LINES + b * MONTH_LINES / k
+    ) / 1024
+    return {
+        "points": points,
+        "partitions": partitioned,
+        "month_extrapolation": month,
+        "month_lines": MONTH_LINES,
+    }
+
+
+def _partition_sweep(
+    folder: Path, tweets: int, layout: str, runs: int, lines: int
+) -> dict[str, Any]:
+    """Peak RSS of the local pair engine at 1, 2, 4 and 8 partitions on the largest archive.
+
+    Model: ``rss = base + global_per_line * lines + partitioned_per_line * lines / K``; the
+    1/K fit gives the partitioned share, the 1x/2x/4x slope (at K = 1) the sum of both.
+    The month figure uses the partitions the engine would choose for a month.
+    """
+    from corpusforge.release.local_pairs import MAX_PARTITIONS, ROWS_PER_PARTITION
+
+    archive = make_archive(folder, tweets, layout)
+    out = str(folder / f"release-{layout}-{tweets}")
+    rss = {}
+    for k in (1, 2, 4, 8):
+        rss[k] = measure(f"pairs K={k}", pair_stage, (archive, out, "local", k), "t", runs)
+    share, fixed = _fit([1 / k for k in rss], [m.peak_rss_mb for m in rss.values()])
+    counts = json.loads((Path(out) / "_bench_staging" / "_counts.json").read_text())
+    kept = int(counts.get("records_in_conversations", 0))
+    month_k = min(
+        MAX_PARTITIONS, max(1, math.ceil(kept / lines * MONTH_LINES / ROWS_PER_PARTITION))
+    )
+    return {
+        "lines": lines,
+        "conversation_records": kept,
+        "rss_mb_by_partitions": {k: m.peak_rss_mb for k, m in rss.items()},
+        "seconds_by_partitions": {k: m.seconds for k, m in rss.items()},
+        "partitioned_mb_per_line": share / lines,
+        "fixed_mb": fixed,
+        "month_partitions": month_k,
+    }
 
 
 def _fit(xs: list[float], ys: list[float]) -> tuple[float, float]:

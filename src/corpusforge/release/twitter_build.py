@@ -24,14 +24,14 @@ import hashlib
 import json
 import logging
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
 
 import corpusforge
 from corpusforge import progress
@@ -53,6 +53,7 @@ from corpusforge.release.io import (
     software,
     write_json,
 )
+from corpusforge.release.local_pairs import PairSettings, pair_tweets
 from corpusforge.schemas import (
     BENCHMARK,
     DEAD_LETTER,
@@ -68,6 +69,7 @@ from corpusforge.sinks.parquet import (
     WriteParquetShards,
     shard_name,
     write_rows,
+    write_shards,
 )
 from corpusforge.sources.twitter.archive import archive_name
 from corpusforge.sources.twitter.benchmarks import BENCHMARKS
@@ -236,6 +238,15 @@ def _extract_is_complete(folder: str) -> bool:
 # Stage 2: pairs
 
 
+def pair_engine(config: TwitterConfig, beam_args: list[str]) -> str:
+    """``local`` or ``beam``: ``auto`` is local unless a runner or several workers are asked."""
+    if config.pair_engine != "auto":
+        return config.pair_engine
+    named_runner = any(a == "--runner" or a.startswith("--runner=") for a in beam_args)
+    workers = PipelineOptions(beam_args).view_as(DirectOptions).direct_num_workers
+    return "beam" if named_runner or (workers or 1) > 1 else "local"
+
+
 def run_pairs(
     tweet_files: list[str],
     delete_files: list[str],
@@ -243,26 +254,73 @@ def run_pairs(
     beam_args: list[str],
     staging: str,
 ) -> None:
-    """Stage 2: one Beam pipeline from normalised tweets to pairs and benchmarks in ``staging``.
+    """Stage 2: normalised tweets -> pairs and benchmarks in ``staging``.
 
     Writes the shards, ``_files.json`` and ``_counts.json`` under ``staging``; :func:`build`
-    publishes them.
+    publishes them. The local engine and the Beam pipeline write the same files.
     """
-    decontaminator = _decontaminator(config)
+    if pair_engine(config, beam_args) == "local":
+        _run_pairs_locally(tweet_files, delete_files, config, staging)
+    else:
+        _run_pairs_on_beam(tweet_files, delete_files, config, beam_args, staging)
+
+
+def _pair_settings(config: TwitterConfig) -> PairSettings:
+    return PairSettings(
+        clean=config.clean,
+        min_chars=config.min_chars,
+        langs=config.langs,
+        seed=config.seed,
+        benchmarks=config.benchmarks,
+        pairs_per_dataset=config.pairs_per_dataset,
+        decontaminator=_decontaminator(config),
+        lid_model=(config.lid_model or "") if config.lid == "fasttext" else None,
+    )
+
+
+def _run_pairs_locally(
+    tweet_files: list[str], delete_files: list[str], config: TwitterConfig, staging: str
+) -> None:
+    stage = pair_tweets(
+        tweet_files, delete_files, _pair_settings(config), partitions=config.pair_partitions
+    )
+    by_dest: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in stage.pairs:
+        by_dest[join(staging, "pairs", row["dataset"])].append(row)
+        by_dest[join(staging, "pairs", "all")].append(row)
+    files = []
+    for dest in sorted(by_dest):
+        ensure_dir(dest)
+        files += write_shards(dest, by_dest.pop(dest), PAIR, _pair_key, config.rows_per_shard)
+    for bench, rows in sorted(stage.benchmarks.items()):
+        ensure_dir(join(staging, "benchmarks"))
+        files.append(_write_benchmark((bench, rows), staging))
+    write_json(join(staging, FILES), file_list(files))
+    write_json(join(staging, COUNTS), dict(sorted(stage.counts.items())))
+
+
+def _run_pairs_on_beam(
+    tweet_files: list[str],
+    delete_files: list[str],
+    config: TwitterConfig,
+    beam_args: list[str],
+    staging: str,
+) -> None:
+    settings = _pair_settings(config)
     with beam.Pipeline(options=pipeline_options(beam_args)) as p:
         tweets = read_parquet(p, "Tweets", tweet_files)
         links = read_parquet(p, "Links", tweet_files, ["lang", "reply_to_id", "quote_of_id"])
         deletes = read_parquet(p, "Deletes", delete_files, ["id"])
         inputs = {"tweets": tweets, "links": links, "deletes": deletes}
         result = inputs | "Pairs" >> TwitterPairs(
-            config.clean,
-            config.min_chars,
-            config.langs,
-            config.seed,
-            benchmarks=config.benchmarks,
-            pairs_per_dataset=config.pairs_per_dataset,
-            decontaminator=decontaminator,
-            lid_model=(config.lid_model or "") if config.lid == "fasttext" else None,
+            settings.clean,
+            settings.min_chars,
+            settings.langs,
+            settings.seed,
+            benchmarks=settings.benchmarks,
+            pairs_per_dataset=settings.pairs_per_dataset,
+            decontaminator=settings.decontaminator,
+            lid_model=settings.lid_model,
         )
         pair_files = (
             result["pairs"]

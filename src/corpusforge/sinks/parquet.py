@@ -86,6 +86,44 @@ class _WriteShardFn(beam.DoFn):
         yield write_rows(path, ordered, arrow_schema(self._schema_ref))
 
 
+def shard_count(rows: int, rows_per_shard: int) -> int:
+    """Shards of a destination with ``rows`` rows: ``ceil(rows / rows_per_shard)``, at least 1."""
+    return max(1, math.ceil(rows / rows_per_shard))
+
+
+def shard_of(key: Any, num_shards: int) -> int:
+    """The shard of a row whose sort key is ``key``: a hash, so no order is involved."""
+    return seeded_hash(0, "shard", key) % num_shards
+
+
+def write_shards(
+    dest: str,
+    rows: list[Row],
+    schema_ref: SchemaRef,
+    sort_key: Callable[[Row], Any],
+    rows_per_shard: int = 250_000,
+    prefix: str = "part",
+) -> list[dict[str, Any]]:
+    """The files :class:`WriteParquetShards` writes for ``dest``, from one process.
+
+    Same shards, same order, same bytes; nothing is written when ``rows`` is empty.
+    """
+    num_shards = shard_count(len(rows), rows_per_shard)
+    shards: list[list[Row]] = [[] for _ in range(num_shards)]
+    for row in rows:
+        shards[shard_of(sort_key(row), num_shards)].append(row)
+    schema = arrow_schema(schema_ref)
+    return [
+        write_rows(
+            FileSystems.join(dest, shard_name(i, num_shards, prefix)),
+            sorted(shard, key=sort_key),
+            schema,
+        )
+        for i, shard in enumerate(shards)
+        if shard
+    ]
+
+
 def _assign_shard(
     element: tuple[str, Row],
     counts: dict[str, int],
@@ -93,9 +131,8 @@ def _assign_shard(
     sort_key: Callable[[Row], Any],
 ) -> tuple[tuple[str, int, int], Row]:
     dest, row = element
-    num_shards = max(1, math.ceil(counts[dest] / rows_per_shard))
-    shard = seeded_hash(0, "shard", sort_key(row)) % num_shards
-    return (dest, shard, num_shards), row
+    num_shards = shard_count(counts[dest], rows_per_shard)
+    return (dest, shard_of(sort_key(row), num_shards), num_shards), row
 
 
 class WriteParquetShards(beam.PTransform):

@@ -14,6 +14,7 @@ accounting does not depend on a runner's metrics support.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -24,7 +25,6 @@ from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
 
 from corpusforge import progress
-from corpusforge.keys import seeded_hash
 from corpusforge.sources.twitter.archive import (
     MemberOpened,
     MemberRef,
@@ -37,23 +37,23 @@ from corpusforge.sources.twitter.archive import (
 )
 from corpusforge.sources.twitter.benchmarks import (
     BenchmarkConfig,
-    PoolItem,
-    QueryCandidate,
     assemble,
-    held_out_ids,
-    held_out_texts,
+    held_out_items,
+    held_out_sets,
     pool_items,
     query_candidates,
+    rank_key,
 )
 from corpusforge.sources.twitter.conversations import (
     CHILDREN_PER_PAIR,
+    Conversation,
     DropReason,
+    HeldOut,
     Node,
-    hold_out,
     keep_first_duplicate,
     make_node,
-    select_pairs,
-    text_hash,
+    pair_conversation,
+    sample_key,
 )
 from corpusforge.sources.twitter.parse import LineKind, merge_records, parse_line
 from corpusforge.text.clean import clean_text, get_profile
@@ -485,9 +485,6 @@ class _NodeFn(beam.DoFn):
             yield node.reply_to, ("reply", node)
 
 
-Conversation = tuple[int, Node | None, list[Node], list[Node]]
-
-
 def _conversation(element: tuple[int, Iterable[tuple[str, Node]]]) -> Iterator[Conversation]:
     """(root id, [(role, node)]) -> (root id, root node or None, quotes, replies)."""
     root_id, members = element
@@ -512,21 +509,14 @@ def _node_id(node: Node) -> int:
 class _PairRootFn(beam.DoFn):
     """A conversation -> (dedup key, pair row); counts of candidates and drops.
 
-    Tweets used by a benchmark (side input ``held``: ids and text hashes) are marked held
-    out first, so a root that loses them can still give a pair from its other children.
+    Side input ``held``: the benchmarks' ids and text hashes (:func:`pair_conversation`).
     """
 
     def __init__(self, seed: int) -> None:
         self._seed = seed
 
     def process(self, conversation: Conversation, held: HeldOut) -> Iterator[Any]:
-        root_id, root, quotes, replies = conversation
-        ids, texts = held
-        if ids:
-            root = hold_out(root, ids, texts) if root is not None else None
-            quotes = [hold_out(n, ids, texts) for n in quotes]
-            replies = [hold_out(n, ids, texts) for n in replies]
-        result = select_pairs(root_id, root, quotes, replies, seed=self._seed)
+        result = pair_conversation(conversation, held, seed=self._seed)
         for dataset, n in result.candidates.items():
             yield TaggedOutput(COUNTS, (f"pairs.{dataset}.candidates", n))
         for (dataset, reason), n in result.dropped.items():
@@ -552,31 +542,6 @@ class _DedupTextFn(beam.DoFn):
             )
             Metrics.counter(f"pairs_{dataset}", str(DropReason.PAIR_DUPLICATE_TEXT)).inc(n)
         yield dict(kept)
-
-
-HeldOut = tuple[frozenset[int], frozenset[int]]
-
-
-def _held_out_sets(items: Iterable[tuple[str, int]]) -> HeldOut:
-    ids = frozenset(v for kind, v in items if kind == "id")
-    texts = frozenset(v for kind, v in items if kind == "text")
-    return ids, texts
-
-
-def _held_out_items(element: tuple[str, dict[str, Any]]) -> Iterator[tuple[str, int]]:
-    _, row = element
-    for tweet_id in held_out_ids(row):
-        yield "id", tweet_id
-    for text in held_out_texts(row):
-        yield "text", text_hash(text)
-
-
-def _sample_key(seed: int) -> Any:
-    def key(row: dict[str, Any]) -> tuple[int, int, int]:
-        h = seeded_hash(seed, "sample", row["dataset"], row["anchor_id"], row["positive_id"])
-        return h, row["anchor_id"], row["positive_id"]
-
-    return key
 
 
 class _AssembleFn(beam.DoFn):
@@ -625,7 +590,7 @@ class TwitterBenchmarks(beam.PTransform):
             | "CountEligible" >> beam.CombinePerKey(sum)
         )
         selected = candidates | "ChooseQueries" >> beam.combiners.Top.PerKey(
-            config.queries, key=_rank, reverse=True
+            config.queries, key=rank_key, reverse=True
         )
         roots = selected | "QueryRoots" >> beam.Map(
             lambda kv: (kv[0], frozenset(q.root_id for q in kv[1]))
@@ -638,7 +603,7 @@ class TwitterBenchmarks(beam.PTransform):
                 lambda kv, r: kv[1].root_id not in r.get(kv[0], ()), r=beam.pvalue.AsDict(roots)
             )
             | "ChooseNegatives"
-            >> beam.combiners.Top.PerKey(config.pool_size, key=_rank, reverse=True)
+            >> beam.combiners.Top.PerKey(config.pool_size, key=rank_key, reverse=True)
         )
         assembled = (
             {"queries": selected, "pool": pool}
@@ -647,17 +612,12 @@ class TwitterBenchmarks(beam.PTransform):
         )
         held = (
             assembled.rows
-            | "HeldOutItems" >> beam.FlatMap(_held_out_items)
+            | "HeldOutItems" >> beam.FlatMap(lambda kv: held_out_items(kv[1]))
             | "HeldOutList" >> beam.combiners.ToList()
-            | "HeldOutSets" >> beam.Map(_held_out_sets)
+            | "HeldOutSets" >> beam.Map(held_out_sets)
         )
         counts = (eligible, assembled[COUNTS]) | "BenchmarkCounts" >> beam.Flatten()
         return {"rows": assembled.rows, "held": held, "counts": counts}
-
-
-def _rank(candidate: QueryCandidate | PoolItem) -> tuple[int, int]:
-    node = candidate.query if isinstance(candidate, QueryCandidate) else candidate.node
-    return candidate.rank, node.id
 
 
 class TwitterPairs(beam.PTransform):
@@ -760,7 +720,9 @@ class TwitterPairs(beam.PTransform):
                 | "ByDataset" >> beam.Map(lambda r: (r["dataset"], r))
                 | "SamplePerDataset"
                 >> beam.combiners.Top.PerKey(
-                    self._pairs_per_dataset, key=_sample_key(self._seed), reverse=True
+                    self._pairs_per_dataset,
+                    key=functools.partial(sample_key, self._seed),
+                    reverse=True,
                 )
                 | "Sampled" >> beam.FlatMap(lambda kv: kv[1])
             )

@@ -20,12 +20,12 @@ many are missing: it never pads.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from corpusforge.keys import seeded_hash
-from corpusforge.sources.twitter.conversations import Node
+from corpusforge.sources.twitter.conversations import HeldOut, Node, text_hash
 
 BENCHMARKS: dict[str, tuple[str, str]] = {
     "dq": ("direct", "quote"),
@@ -76,6 +76,12 @@ class PoolItem(NamedTuple):
     rank: int
     root_id: int
     node: Node
+
+
+def rank_key(candidate: QueryCandidate | PoolItem) -> tuple[int, int]:
+    """Order of query candidates and negatives: the smallest keys are chosen."""
+    node = candidate.query if isinstance(candidate, QueryCandidate) else candidate.node
+    return candidate.rank, node.id
 
 
 def _distinct_by_hash(
@@ -221,3 +227,19 @@ def held_out_ids(row: dict[str, Any]) -> list[int]:
 def held_out_texts(row: dict[str, Any]) -> list[str]:
     """Every cleaned text a benchmark row uses."""
     return [row["query"], *row["candidates"]]
+
+
+def held_out_items(row: dict[str, Any]) -> Iterator[tuple[str, int]]:
+    """``("id", tweet id)`` and ``("text", text hash)`` for everything a row uses."""
+    for tweet_id in held_out_ids(row):
+        yield "id", tweet_id
+    for text in held_out_texts(row):
+        yield "text", text_hash(text)
+
+
+def held_out_sets(items: Iterable[tuple[str, int]]) -> HeldOut:
+    """:func:`held_out_items` of every benchmark row -> (ids, text hashes)."""
+    items = list(items)
+    ids = frozenset(v for kind, v in items if kind == "id")
+    texts = frozenset(v for kind, v in items if kind == "text")
+    return ids, texts

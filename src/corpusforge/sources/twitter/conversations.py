@@ -240,6 +240,34 @@ def _select_co(
     _drop(result, dataset, DropReason.PAIR_NOT_CHOSEN_FOR_ROOT, len(eligible) - 2)
 
 
+HeldOut = tuple[frozenset[int], frozenset[int]]
+"""Tweet ids and cleaned-text hashes (:func:`text_hash`) that a benchmark uses."""
+
+Conversation = tuple[int, Node | None, list[Node], list[Node]]
+"""(root id, root node or ``None``, quotes sorted by id, replies sorted by id)."""
+
+
+def pair_conversation(conversation: Conversation, held: HeldOut, *, seed: int) -> RootResult:
+    """The pairs of one conversation once the benchmarks' tweets are held out.
+
+    Tweets a benchmark uses (by id or cleaned text) are marked held out first, so a root
+    that loses them can still give a pair from its other children.
+    """
+    root_id, root, quotes, replies = conversation
+    ids, texts = held
+    if ids:
+        root = hold_out(root, ids, texts) if root is not None else None
+        quotes = [hold_out(n, ids, texts) for n in quotes]
+        replies = [hold_out(n, ids, texts) for n in replies]
+    return select_pairs(root_id, root, quotes, replies, seed=seed)
+
+
+def sample_key(seed: int, row: Mapping[str, Any]) -> tuple[int, int, int]:
+    """Order of a pair in ``--pairs-per-dataset`` sampling: the smallest keys are kept."""
+    h = seeded_hash(seed, "sample", row["dataset"], row["anchor_id"], row["positive_id"])
+    return h, row["anchor_id"], row["positive_id"]
+
+
 def keep_first_duplicate(
     seed: int, rows: Sequence[Mapping[str, Any]]
 ) -> tuple[Mapping[str, Any], int]:

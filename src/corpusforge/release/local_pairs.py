@@ -1,0 +1,539 @@
+"""Normalised tweets -> pairs, benchmarks and counts in one process: the local pair engine.
+
+The pair stage of ``corpusforge twitter build`` when it runs on this machine
+(``--pair-engine local``; ``auto`` picks it whenever no ``--runner`` is given). It calls the
+same pure functions as the Beam composite :class:`corpusforge.transforms.twitter.TwitterPairs`
+(:func:`~corpusforge.sources.twitter.conversations.make_node`,
+:func:`~corpusforge.sources.twitter.conversations.pair_conversation`,
+:func:`~corpusforge.sources.twitter.benchmarks.query_candidates`, …) in the same order of
+choice, so the rows, the benchmarks and every count are identical; ``tests/twitter/
+test_local_pairs.py`` compares the two engines on every synthetic layout and on the real
+sample.
+
+What it does not do is pay Beam's per-element price: on the in-process runner each tweet
+crossed four shuffles as a pickled Python object, and the runner held every one of them in
+memory at about three times its size. Here the cheap steps are columnar (language and
+conversation filters, parent ids and delete notices are Arrow and NumPy arrays), only
+conversation tweets ever become Python objects, and those live once, in plain lists and
+dicts.
+
+Memory is bounded by ``partitions``: the tweets are processed in key-space partitions by
+root id (every root and its quotes and replies fall in one partition), each read from the
+extracts with a columnar filter, and a partition's conversation objects are released before
+the next is read. Benchmarks are chosen in a first pass over the partitions that keeps only
+each partition's best candidates (enough for the global choice to be exact); pairs are
+chosen in a second pass, once the benchmarks' tweets are known. The rows do not depend on
+the number of partitions (tested).
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import os
+import pickle
+import tempfile
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from corpusforge.sources.twitter.benchmarks import (
+    BenchmarkConfig,
+    PoolItem,
+    QueryCandidate,
+    assemble,
+    held_out_items,
+    held_out_sets,
+    pool_items,
+    query_candidates,
+    rank_key,
+)
+from corpusforge.sources.twitter.conversations import (
+    CHILDREN_PER_PAIR,
+    Conversation,
+    DropReason,
+    HeldOut,
+    Node,
+    keep_first_duplicate,
+    make_node,
+    pair_conversation,
+    sample_key,
+)
+from corpusforge.sources.twitter.parse import merge_records
+from corpusforge.text.clean import clean_text, get_profile
+from corpusforge.text.decontam import Decontaminator
+
+log = logging.getLogger(__name__)
+
+LINK_COLUMNS = ["id", "lang", "reply_to_id", "quote_of_id"]
+BATCH_ROWS = 65_536
+MAX_PARTITIONS = 64  # one bit each in a uint64 mask
+ROWS_PER_PARTITION = 4_000_000
+
+T = TypeVar("T")
+
+
+@dataclass
+class PairStage:
+    """What the pair stage produces.
+
+    Attributes:
+        pairs: deduplicated (and, with ``pairs_per_dataset``, sampled) ``pair.v1`` rows.
+        benchmarks: ``benchmark.v1`` rows per benchmark name.
+        counts: the same accounting keys the Beam composite emits.
+    """
+
+    pairs: list[dict[str, Any]] = field(default_factory=list)
+    benchmarks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    counts: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass(frozen=True)
+class PairSettings:
+    """The settings of :class:`~corpusforge.transforms.twitter.TwitterPairs`, same meaning."""
+
+    clean: str
+    min_chars: int
+    langs: tuple[str, ...]
+    seed: int
+    benchmarks: BenchmarkConfig | None = None
+    pairs_per_dataset: int | None = None
+    decontaminator: Decontaminator | None = None
+    lid_model: str | None = None
+
+
+class _Smallest(Generic[T]):
+    """The ``n`` items with the smallest keys, holding at most about ``2 n`` at a time."""
+
+    def __init__(self, n: int, key: Callable[[T], Any]) -> None:
+        self._n = n
+        self._key = key
+        self._items: list[T] = []
+
+    def add(self, item: T) -> None:
+        self._items.append(item)
+        if len(self._items) >= 2 * self._n + 1024:
+            self._items = heapq.nsmallest(self._n, self._items, key=self._key)
+
+    def extend(self, items: Iterable[T]) -> None:
+        for item in items:
+            self.add(item)
+
+    def result(self) -> list[T]:
+        return heapq.nsmallest(self._n, self._items, key=self._key)
+
+
+def partition_of(ids: np.ndarray, partitions: int) -> np.ndarray:
+    """The partition of each id (a stable integer mix, the same on every machine)."""
+    x = ids.astype(np.uint64, copy=True)
+    x ^= x >> np.uint64(33)
+    x *= np.uint64(0xFF51AFD7ED558CCD)
+    x ^= x >> np.uint64(33)
+    x *= np.uint64(0xC4CEB9FE1A85EC53)
+    x ^= x >> np.uint64(33)
+    return (x % np.uint64(partitions)).astype(np.int64)
+
+
+def _sorted_unique(parts: list[np.ndarray]) -> np.ndarray:
+    return np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+
+
+def _member_of(values: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:
+    """``values[i] in sorted_ids`` for each i, by binary search."""
+    if len(sorted_ids) == 0:
+        return np.zeros(len(values), dtype=bool)
+    i = np.minimum(np.searchsorted(sorted_ids, values), len(sorted_ids) - 1)
+    return np.asarray(sorted_ids[i] == values)
+
+
+def _ids(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """An int64 column as NumPy, nulls as ``-1`` (no tweet id is negative)."""
+    return np.asarray(pc.fill_null(column, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+class _Tweets:
+    """The selected-language conversation rows of the extracts, read in column batches.
+
+    The language (Twitter's field, or fastText's prediction on the cleaned text) and the
+    conversation test (replies, quotes, or is replied to or quoted) are decided once, in a
+    counting pass; later passes read only the rows of one partition.
+    """
+
+    def __init__(self, files: Sequence[str], settings: PairSettings) -> None:
+        self._files = list(files)
+        self._langs = pa.array(sorted(settings.langs), pa.string())
+        self._lid = None
+        if settings.lid_model is not None:
+            from corpusforge.text.langid import LanguageIdentifier
+
+            self._lid = LanguageIdentifier.load(settings.lid_model or None)
+            self._profile = get_profile(settings.clean)
+        self.parents = self._parent_ids()
+
+    def _batches(self, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
+        for path in self._files:
+            yield from pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, columns=columns)
+
+    def _parent_ids(self) -> np.ndarray:
+        """Ids some selected tweet replies to or quotes (every tweet's, with fastText)."""
+        parts = []
+        for batch in self._batches(LINK_COLUMNS):
+            if self._lid is None:
+                batch = batch.filter(pc.fill_null(pc.is_in(batch["lang"], self._langs), False))
+            for column in ("reply_to_id", "quote_of_id"):
+                values = _ids(batch[column])
+                parts.append(values[values >= 0])
+        return _sorted_unique(parts)
+
+    def _selected(self, batch: pa.RecordBatch, counts: Counter[str] | None) -> pa.RecordBatch:
+        """The batch's rows in a selected language that are in a conversation."""
+        if self._lid is not None:
+            texts = batch["text"].to_pylist()
+            langs = [self._lid.predict(clean_text(t, self._profile))[0] for t in texts]
+            batch = batch.set_column(
+                batch.schema.get_field_index("lang"), "lang", pa.array(langs, pa.string())
+            )
+        in_lang = pc.fill_null(pc.is_in(batch["lang"], self._langs), False).to_numpy(
+            zero_copy_only=False
+        )
+        linked = (_ids(batch["reply_to_id"]) >= 0) | (_ids(batch["quote_of_id"]) >= 0)
+        keep = in_lang & (linked | _member_of(_ids(batch["id"]), self.parents))
+        if counts is not None:
+            _add(counts, "records_in", batch.num_rows)
+            _add(counts, "records_lang_not_selected", int(batch.num_rows - in_lang.sum()))
+            _add(counts, "records_in_conversations", int(keep.sum()))
+            _add(counts, "records_outside_conversations", int(in_lang.sum() - keep.sum()))
+        return batch.filter(pa.array(keep))
+
+    def count_and_ids(self, counts: Counter[str]) -> np.ndarray:
+        """Count every row read (the accounting of the record filter); the kept ids, sorted.
+
+        Keeps each kept row's id and links (24 bytes a row) for :meth:`plan`.
+        """
+        columns = None if self._lid is not None else LINK_COLUMNS
+        links: list[list[np.ndarray]] = [[], [], []]
+        for batch in self._batches(columns):
+            kept = self._selected(batch, counts)
+            for i, column in enumerate(("id", "reply_to_id", "quote_of_id")):
+                links[i].append(_ids(kept[column]))
+        self._links = [np.concatenate(parts) if parts else np.empty(0, np.int64) for parts in links]
+        return np.unique(self._links[0])
+
+    @property
+    def kept_rows(self) -> int:
+        return len(self._links[0])
+
+    def plan(self, partitions: int) -> None:
+        """Record, per kept id, the partitions any of its records belongs to.
+
+        A record belongs to the partition of its own id and of each id it links to, so each
+        partition later reads every record of a tweet it needs, even where the records of
+        one tweet disagree about its links.
+        """
+        ids, reply, quote = self._links
+        del self._links
+        if partitions == 1 or len(ids) == 0:
+            self._ids = self._masks = np.empty(0, np.int64)
+            return
+        mask = np.zeros(len(ids), dtype=np.uint64)
+        for column in (ids, reply, quote):
+            bits = np.left_shift(np.uint64(1), partition_of(column, partitions).astype(np.uint64))
+            mask |= np.where(column >= 0, bits, np.uint64(0))
+        order = np.argsort(ids, kind="stable")
+        ids, mask = ids[order], mask[order]
+        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+        self._ids, self._masks = ids[starts], np.bitwise_or.reduceat(mask, starts)
+
+    def rows(self, partition: int, partitions: int) -> Iterator[dict[str, Any]]:
+        """The kept rows of every tweet that is, replies to or quotes a root of ``partition``."""
+        bit = np.uint64(1) << np.uint64(partition)
+        for batch in self._batches():
+            if partitions > 1:  # cheap columns first: most rows are in another partition
+                ids = _ids(batch["id"])
+                i = np.minimum(np.searchsorted(self._ids, ids), max(len(self._ids) - 1, 0))
+                near = np.zeros(len(ids), dtype=bool)
+                if len(self._ids):
+                    near = (self._ids[i] == ids) & ((self._masks[i] & bit) != 0)
+                batch = batch.filter(pa.array(near))
+            yield from self._selected(batch, None).to_pylist()
+
+
+def _add(counts: Counter[str], key: str, n: int) -> None:
+    """Add ``n`` to ``key``; a zero creates no key (as no element would in Beam)."""
+    if n:
+        counts[key] += n
+
+
+def _home(ids: Iterable[int | None], partition: int, partitions: int) -> list[bool]:
+    values = np.fromiter((-1 if i is None else i for i in ids), dtype=np.int64)
+    return list((values >= 0) & (partition_of(values, partitions) == partition))
+
+
+class _Nodes:
+    """Partition rows -> merged, cleaned nodes -> conversations of the partition's roots."""
+
+    def __init__(self, settings: PairSettings, deleted: np.ndarray) -> None:
+        self._settings = settings
+        self._deleted = deleted
+        self._profile = get_profile(settings.clean)
+        self._langs = frozenset(settings.langs)
+
+    def conversations(
+        self, rows: Iterable[dict[str, Any]], partition: int, partitions: int, counts: Counter[str]
+    ) -> list[Conversation]:
+        """Conversations whose root id falls in ``partition``, in root-id order.
+
+        Node counts (``tweets_*``, ``decontaminated.*``) are added for the tweets whose own
+        id falls in ``partition``, so each tweet is counted once over all partitions.
+        """
+        by_id: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        for row in rows:
+            by_id[row["id"]].append(row)
+        ids = sorted(by_id)
+        deleted = _member_of(np.asarray(ids, dtype=np.int64), self._deleted)
+        home = _home(ids, partition, partitions)
+        nodes: dict[int, Node] = {}
+        quotes: dict[int, list[Node]] = defaultdict(list)
+        replies: dict[int, list[Node]] = defaultdict(list)
+        for tweet_id, is_deleted, is_home in zip(ids, deleted, home, strict=True):
+            node = self._node(by_id.pop(tweet_id), bool(is_deleted), counts if is_home else None)
+            nodes[tweet_id] = node
+            if node.quote_of is not None:
+                quotes[node.quote_of].append(node)
+            if node.reply_to is not None:
+                replies[node.reply_to].append(node)
+        roots = sorted(set(quotes) | set(replies))
+        mine = _home(roots, partition, partitions)
+        return [
+            (r, nodes.get(r), quotes.get(r, []), replies.get(r, []))
+            for r, is_mine in zip(roots, mine, strict=True)
+            if is_mine
+        ]
+
+    def _node(
+        self, records: list[dict[str, Any]], deleted: bool, counts: Counter[str] | None
+    ) -> Node:
+        s = self._settings
+        record = records[0] if len(records) == 1 else merge_records(records)
+        node = make_node(
+            record,
+            deleted=deleted,
+            held_out=False,
+            profile=self._profile,
+            min_chars=s.min_chars,
+            langs=self._langs,
+        )
+        if node.reason is None and s.decontaminator is not None:
+            source = s.decontaminator.collides_with(node.text or "")
+            if source is not None:
+                node = node._replace(text=None, reason=DropReason.TWEET_CONTAMINATED)
+                if counts is not None:
+                    counts[f"decontaminated.{source}"] += 1
+        if counts is not None:
+            counts["tweets_distinct"] += 1
+            if node.reason is None:
+                counts["tweets_eligible"] += 1
+            else:
+                counts[f"tweets_dropped.{node.reason}"] += 1
+        return node
+
+
+def _deleted_ids(delete_files: Sequence[str], kept: np.ndarray) -> np.ndarray:
+    parts = []
+    for path in delete_files:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, columns=["id"]):
+            ids = _ids(batch["id"])
+            parts.append(ids[_member_of(ids, kept)])
+    return _sorted_unique(parts)
+
+
+def pair_tweets(
+    tweet_files: Sequence[str],
+    delete_files: Sequence[str],
+    settings: PairSettings,
+    *,
+    partitions: int = 1,
+) -> PairStage:
+    """Run the whole pair stage over extracts of ``schemas/tweet.v1`` and ``delete.v1``.
+
+    Args:
+        tweet_files: tweet Parquet files of every archive.
+        delete_files: delete-notice Parquet files of every archive.
+        settings: what the rows depend on.
+        partitions: key-space partitions by root id; more partitions hold fewer tweets in
+            memory at once and read the extracts more often. The rows are the same. ``0``:
+            one per ``ROWS_PER_PARTITION`` conversation records.
+    """
+    if not 0 <= partitions <= MAX_PARTITIONS:
+        raise ValueError(f"partitions must be in [0, {MAX_PARTITIONS}], got {partitions}")
+    out = PairStage()
+    tweets = _Tweets(tweet_files, settings)
+    kept = tweets.count_and_ids(out.counts)
+    if partitions == 0:
+        partitions = min(MAX_PARTITIONS, max(1, -(-tweets.kept_rows // ROWS_PER_PARTITION)))
+    log.info("pair stage: %d conversation records, %d partitions", tweets.kept_rows, partitions)
+    tweets.plan(partitions)
+    nodes = _Nodes(settings, _deleted_ids(delete_files, kept))
+    del kept
+
+    bench = settings.benchmarks
+    with tempfile.TemporaryDirectory(prefix="corpusforge-pairs-") as spill:
+        parts = _Partitions(tweets, nodes, partitions, spill)
+        held: HeldOut = (frozenset(), frozenset())
+        if bench is not None and bench.queries > 0:
+            first = parts.first_pass(out.counts, keep=True)
+            out.benchmarks, held = _benchmarks(first, settings.seed, bench, out.counts)
+            conversations = parts.second_pass()
+        else:
+            conversations = parts.first_pass(out.counts, keep=False)
+        chosen = _choose_pairs(conversations, held, settings.seed, out.counts)
+    out.pairs = _deduplicate(chosen, settings.seed, out.counts)
+    if settings.pairs_per_dataset is not None:
+        out.pairs = _sample(out.pairs, settings.pairs_per_dataset, settings.seed, out.counts)
+    for row in out.pairs:
+        out.counts[f"pairs.{row['dataset']}.rows"] += 1
+    return out
+
+
+class _Partitions:
+    """Each partition's conversations, built once: kept in memory for the second pass when
+    there is one partition, else spilled to ``spill`` (pickled) and read back."""
+
+    def __init__(self, tweets: _Tweets, nodes: _Nodes, partitions: int, spill: str) -> None:
+        self._tweets = tweets
+        self._nodes = nodes
+        self._n = partitions
+        self._spill = spill
+        self._kept: list[Conversation] | None = None
+
+    def first_pass(self, counts: Counter[str], *, keep: bool) -> Iterator[list[Conversation]]:
+        for p in range(self._n):
+            log.info("pair partition %d of %d", p + 1, self._n)
+            part = self._nodes.conversations(self._tweets.rows(p, self._n), p, self._n, counts)
+            if keep and self._n == 1:
+                self._kept = part
+            elif keep:
+                with open(os.path.join(self._spill, f"{p}.pickle"), "wb") as f:
+                    pickle.dump(part, f, protocol=pickle.HIGHEST_PROTOCOL)
+            yield part
+
+    def second_pass(self) -> Iterator[list[Conversation]]:
+        if self._kept is not None:
+            part, self._kept = self._kept, None
+            yield part
+            return
+        for p in range(self._n):
+            path = os.path.join(self._spill, f"{p}.pickle")
+            with open(path, "rb") as f:
+                part = pickle.load(f)
+            os.remove(path)
+            yield part
+
+
+def _choose_pairs(
+    partitions: Iterable[list[Conversation]], held: HeldOut, seed: int, counts: Counter[str]
+) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
+    """Each conversation's pairs, grouped by (dataset, anchor text, positive text)."""
+    chosen: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for part in partitions:
+        for conversation in part:
+            result = pair_conversation(conversation, held, seed=seed)
+            for dataset, n in result.candidates.items():
+                counts[f"pairs.{dataset}.candidates"] += n
+            for (dataset, reason), n in result.dropped.items():
+                counts[f"pairs.{dataset}.dropped.{reason}"] += n
+            for row in result.pairs:
+                chosen[row["dataset"], row["anchor"], row["positive"]].append(row)
+    return chosen
+
+
+def _benchmarks(
+    partitions: Iterable[list[Conversation]],
+    seed: int,
+    config: BenchmarkConfig,
+    counts: Counter[str],
+) -> tuple[dict[str, list[dict[str, Any]]], HeldOut]:
+    """Choose the queries and negatives, over partitions, exactly as over the whole input.
+
+    A partition keeps its ``queries`` best candidates per benchmark (the global best are
+    among them), every negative under those candidates' roots (one of them may become a
+    chosen query's root, or not), and its ``pool_size`` best negatives elsewhere.
+    """
+    queries: dict[str, _Smallest[QueryCandidate]] = {}
+    pool: dict[str, list[PoolItem]] = defaultdict(list)
+    for part in partitions:
+        local: dict[str, _Smallest[QueryCandidate]] = {}
+        for conversation in part:
+            for bench, candidate in query_candidates(*conversation, seed=seed, config=config):
+                counts[f"benchmarks.{bench}.eligible_queries"] += 1
+                local.setdefault(bench, _Smallest(config.queries, rank_key)).add(candidate)
+        best = {bench: s.result() for bench, s in local.items()}
+        roots = {bench: {c.root_id for c in chosen} for bench, chosen in best.items()}
+        elsewhere: dict[str, _Smallest[PoolItem]] = {}
+        for root_id, _, quotes, replies in part:
+            for bench, item in pool_items(root_id, quotes, replies, seed=seed):
+                if item.root_id in roots.get(bench, ()):
+                    pool[bench].append(item)
+                else:
+                    elsewhere.setdefault(bench, _Smallest(config.pool_size, rank_key)).add(item)
+        for bench, chosen in best.items():
+            queries.setdefault(bench, _Smallest(config.queries, rank_key)).extend(chosen)
+        for bench, items in elsewhere.items():
+            pool[bench].extend(items.result())
+    selected = {bench: s.result() for bench, s in queries.items()}
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for bench in sorted(set(selected) | set(pool)):
+        taken = {q.root_id for q in selected.get(bench, [])}
+        negatives = heapq.nsmallest(
+            config.pool_size, (p for p in pool[bench] if p.root_id not in taken), key=rank_key
+        )
+        assembled = assemble(bench, selected.get(bench, []), negatives, seed=seed, config=config)
+        counts[f"benchmarks.{bench}.selected_queries"] += assembled.eligible_queries
+        counts[f"benchmarks.{bench}.queries_without_negatives"] += (
+            assembled.queries_without_negatives
+        )
+        counts[f"benchmarks.{bench}.rows"] += len(assembled.rows)
+        if assembled.rows:
+            rows[bench] = assembled.rows
+    held = held_out_sets(
+        item for bench_rows in rows.values() for r in bench_rows for item in held_out_items(r)
+    )
+    return rows, held
+
+
+def _deduplicate(
+    chosen: dict[tuple[str, str, str], list[dict[str, Any]]], seed: int, counts: Counter[str]
+) -> list[dict[str, Any]]:
+    """Of pairs with identical texts in one dataset, the one :func:`keep_first_duplicate` keeps."""
+    out = []
+    for (dataset, _, _), rows in chosen.items():
+        if len(rows) == 1:
+            out.append(rows[0])
+            continue
+        kept, dropped = keep_first_duplicate(seed, rows)
+        counts[f"pairs.{dataset}.dropped.{DropReason.PAIR_DUPLICATE_TEXT}"] += (
+            dropped * CHILDREN_PER_PAIR[dataset]
+        )
+        out.append(dict(kept))
+    return out
+
+
+def _sample(
+    rows: list[dict[str, Any]], n: int, seed: int, counts: Counter[str]
+) -> list[dict[str, Any]]:
+    """Each dataset's ``n`` pairs with the smallest :func:`sample_key`."""
+    by_dataset: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        counts[f"pairs.{row['dataset']}.deduped"] += 1
+        by_dataset[row["dataset"]].append(row)
+    return [
+        row
+        for dataset in sorted(by_dataset)
+        for row in heapq.nsmallest(n, by_dataset[dataset], key=lambda r: sample_key(seed, r))
+    ]

@@ -1,0 +1,159 @@
+"""The local pair engine gives the Beam pipeline's files and counts, whatever its partitions."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from corpusforge.options import TwitterConfig
+from corpusforge.release.local_pairs import PairSettings, pair_tweets, partition_of
+from corpusforge.release.twitter_build import build, pair_engine
+from corpusforge.schemas import TWEET, arrow_schema
+from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
+from corpusforge.sources.twitter.synth import write_synthetic_archive
+
+BENCH = BenchmarkConfig(queries=3)
+
+
+def _fingerprint(manifest: dict[str, Any]) -> dict[str, Any]:
+    fingerprint = {f["path"]: f["sha256"] for f in manifest["files"]}
+    for part in ("counts", "datasets", "benchmarks"):
+        fingerprint.update({f"{part}.{k}": v for k, v in manifest[part].items()})
+    return fingerprint
+
+
+def _differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+
+
+def _engines_agree(config: TwitterConfig, partitions: tuple[int, ...] = (1, 3)) -> dict[str, Any]:
+    """Build with Beam, then locally with each partition count, into one folder; compare."""
+    reference = build(TwitterConfig(**{**config.__dict__, "pair_engine": "beam"}))
+    assert reference["accounting"]["balanced"]
+    for n in partitions:
+        local = build(
+            TwitterConfig(**{**config.__dict__, "pair_engine": "local", "pair_partitions": n})
+        )
+        assert _differences(_fingerprint(local), _fingerprint(reference)) == [], n
+    return reference
+
+
+@pytest.mark.parametrize(
+    ("layout", "api", "options"),
+    [
+        ("zip-2020", "v1", {}),
+        ("tar-2022", "v2", {}),
+        ("tar-2013", "v1", {"pairs_per_dataset": 40, "clean": "ct"}),
+        ("zip-2020", "v1", {"benchmarks": BenchmarkConfig(queries=0), "langs": ("en", "es")}),
+    ],
+)
+def test_same_release_as_the_beam_pipeline(
+    tmp_path: Path, layout: str, api: str, options: dict[str, Any]
+) -> None:
+    archive = tmp_path / f"twitter-stream-{layout}.{'zip' if 'zip' in layout else 'tar'}"
+    write_synthetic_archive(archive, tweets=3000, layout=layout, api=api, seed=5)
+    config = TwitterConfig(
+        inputs=(str(archive),), out=str(tmp_path / "release"), benchmarks=BENCH, rows_per_shard=300
+    )
+    manifest = _engines_agree(TwitterConfig(**{**config.__dict__, **options}))
+    assert sum(d["rows"] for d in manifest["datasets"].values()) > 0
+
+
+def test_same_release_with_every_tweet_in_two_archives(tmp_path: Path) -> None:
+    """Each tweet merged across archives, and every pair text seen twice."""
+    first = tmp_path / "twitter-stream-2021-01-01.zip"
+    write_synthetic_archive(first, tweets=3000, layout="zip-2020", seed=9)
+    second = tmp_path / "twitter-stream-2021-01-02.zip"
+    shutil.copy(first, second)
+    config = TwitterConfig(
+        inputs=(str(first), str(second)), out=str(tmp_path / "release"), benchmarks=BENCH
+    )
+    manifest = _engines_agree(config, partitions=(1, 2, 7))
+    counts = manifest["counts"]
+    assert counts["records_in_conversations"] == 2 * counts["tweets_distinct"] > 0
+
+
+def test_same_release_on_the_real_sample(realdata: Path, tmp_path: Path) -> None:
+    archive = realdata / "twitter-archive-2021-01-01" / "twitter-stream-2021-01-01.zip"
+    config = TwitterConfig(
+        inputs=(str(archive),),
+        out=str(tmp_path / "release"),
+        benchmarks=BenchmarkConfig(queries=1, positives=1, negatives=2),
+        langs=("en", "es", "ja"),
+    )
+    _engines_agree(config, partitions=(1, 4))
+
+
+def test_records_that_disagree_about_links_are_merged_in_every_partition(
+    tmp_path: Path,
+) -> None:
+    """One tweet's records differ: only the embedded copy knows the reply; the stream copy
+    (a quote, with the longer text) does not. Every partition count must see the merged
+    tweet: the stream copy's text, with the reply filled in from the embedded copy."""
+    fields = arrow_schema(TWEET).names
+    base = dict.fromkeys(fields)
+    rows = [
+        {
+            **base,
+            "id": 10,
+            "text": "the root tweet, long enough to keep",
+            "lang": "en",
+            "embedded_only": False,
+        },
+        {
+            **base,
+            "id": 11,
+            "text": "short copy of the reply that is embedded",
+            "lang": "en",
+            "reply_to_id": 10,
+            "embedded_only": True,
+        },
+        {
+            **base,
+            "id": 11,
+            "text": "the full text of the reply, which is the longer one by far",
+            "lang": "en",
+            "quote_of_id": 12,
+            "embedded_only": False,
+        },
+    ]
+    for i, row in enumerate(rows):
+        row.update(origin_archive="a", origin_member="m", origin_line=i)
+    path = tmp_path / "tweets.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=arrow_schema(TWEET)), path)
+    settings = PairSettings(clean="paper", min_chars=5, langs=("en",), seed=0)
+    # partitions where the reply's own id and its root's id fall apart
+    import numpy as np
+
+    for n in range(2, 17):
+        root, reply, quoted = partition_of(np.array([10, 11, 12]), n).tolist()
+        if root not in (reply, quoted):
+            break
+    results = [pair_tweets([str(path)], [], settings, partitions=k) for k in (1, n)]
+    for stage in results:
+        (rp,) = [r for r in stage.pairs if r["dataset"] == "rp"]
+        assert rp["positive"] == "the full text of the reply, which is the longer one by far"
+        assert stage.counts["tweets_distinct"] == 2
+    assert results[0].counts == results[1].counts
+
+
+def test_auto_engine_is_local_only_without_a_runner_or_workers() -> None:
+    config = TwitterConfig(inputs=("x",), out="y")
+    assert pair_engine(config, []) == "local"
+    assert pair_engine(config, ["--runner=DataflowRunner"]) == "beam"
+    assert pair_engine(config, ["--direct_num_workers=2"]) == "beam"
+    assert pair_engine(TwitterConfig(inputs=("x",), out="y", pair_engine="beam"), []) == "beam"
+
+
+def test_partitions_are_stable_numbers() -> None:
+    """The partition of an id must never change between machines or versions."""
+    import numpy as np
+
+    ids = np.array([0, 1, 1346513254338924544, 2**62, 12345])
+    assert partition_of(ids, 16).tolist() == [0, 12, 6, 0, 9]
+    assert partition_of(ids, 1).tolist() == [0, 0, 0, 0, 0]
