@@ -48,7 +48,9 @@ def test_same_build_twice_gives_identical_bytes(
     assert first["files"] == second["files"] == reference["files"]
 
 
-def _kill_when(out: Path, archive: str, ready: Callable[[Path], bool]) -> None:
+def _kill_when(
+    out: Path, archive: str, ready: Callable[[Path], bool], engine: str = "auto"
+) -> None:
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -60,6 +62,8 @@ def _kill_when(out: Path, archive: str, ready: Callable[[Path], bool]) -> None:
             str(out),
             "--benchmark_queries",
             str(BENCH.queries),
+            "--pair_engine",
+            engine,
         ],
         cwd=REPO,
         stdout=subprocess.DEVNULL,
@@ -90,12 +94,16 @@ def _during_pairs(out: Path) -> bool:
     return (out / "_staging").exists()
 
 
-@pytest.mark.parametrize("moment", [_during_extract, _during_pairs], ids=["extract", "pairs"])
+@pytest.mark.parametrize(
+    ("moment", "engine"),
+    [(_during_extract, "auto"), (_during_pairs, "local"), (_during_pairs, "beam")],
+    ids=["extract", "pairs-local", "pairs-beam"],
+)
 def test_killed_build_runs_again_to_the_same_result(
-    archive: str, reference: dict, tmp_path: Path, moment: Callable[[Path], bool]
+    archive: str, reference: dict, tmp_path: Path, moment: Callable[[Path], bool], engine: str
 ) -> None:
     out = tmp_path / "release"
-    _kill_when(out, archive, moment)
+    _kill_when(out, archive, moment, engine)
     assert not (out / "manifest.json").exists()
     again = build(TwitterConfig(inputs=(archive,), out=str(out), benchmarks=BENCH))
     assert again["files"] == reference["files"]

@@ -259,6 +259,7 @@ def run_pairs(
     Writes the shards, ``_files.json`` and ``_counts.json`` under ``staging``; :func:`build`
     publishes them. The local engine and the Beam pipeline write the same files.
     """
+    ensure_dir(staging)  # marks the stage as started, for whoever watches the release folder
     if pair_engine(config, beam_args) == "local":
         _run_pairs_locally(tweet_files, delete_files, config, staging)
     else:
