@@ -3,7 +3,7 @@
 The pair stage of ``corpusforge twitter build`` when it runs on this machine
 (``--pair-engine local``; ``auto`` picks it whenever no ``--runner`` is given). It calls the
 same pure functions as the Beam composite :class:`corpusforge.transforms.twitter.TwitterPairs`
-(:func:`~corpusforge.sources.twitter.conversations.make_node`,
+(:func:`~corpusforge.sources.twitter.conversations.tweet_node`,
 :func:`~corpusforge.sources.twitter.conversations.pair_conversation`,
 :func:`~corpusforge.sources.twitter.benchmarks.query_candidates`, …) in the same order of
 choice, so the rows, the benchmarks and every count are identical; ``tests/twitter/
@@ -61,11 +61,10 @@ from corpusforge.sources.twitter.conversations import (
     HeldOut,
     Node,
     keep_first_duplicate,
-    make_node,
     pair_conversation,
     sample_key,
+    tweet_node,
 )
-from corpusforge.sources.twitter.parse import merge_records
 from corpusforge.text.clean import clean_text, get_profile
 from corpusforge.text.decontam import Decontaminator
 
@@ -320,27 +319,16 @@ class _Nodes:
         self, records: list[dict[str, Any]], deleted: bool, counts: Counter[str] | None
     ) -> Node:
         s = self._settings
-        record = records[0] if len(records) == 1 else merge_records(records)
-        node = make_node(
-            record,
+        node, keys = tweet_node(
+            records,
             deleted=deleted,
-            held_out=False,
             profile=self._profile,
             min_chars=s.min_chars,
             langs=self._langs,
+            decontaminator=s.decontaminator,
         )
-        if node.reason is None and s.decontaminator is not None:
-            source = s.decontaminator.collides_with(node.text or "")
-            if source is not None:
-                node = node._replace(text=None, reason=DropReason.TWEET_CONTAMINATED)
-                if counts is not None:
-                    counts[f"decontaminated.{source}"] += 1
         if counts is not None:
-            counts["tweets_distinct"] += 1
-            if node.reason is None:
-                counts["tweets_eligible"] += 1
-            else:
-                counts[f"tweets_dropped.{node.reason}"] += 1
+            counts.update(keys)
         return node
 
 
@@ -444,10 +432,8 @@ def _choose_pairs(
     for part in partitions:
         for conversation in part:
             result = pair_conversation(conversation, held, seed=seed)
-            for dataset, n in result.candidates.items():
-                counts[f"pairs.{dataset}.candidates"] += n
-            for (dataset, reason), n in result.dropped.items():
-                counts[f"pairs.{dataset}.dropped.{reason}"] += n
+            for key, n in result.count_items():
+                counts[key] += n
             for row in result.pairs:
                 chosen[row["dataset"], row["anchor"], row["positive"]].append(row)
     return chosen

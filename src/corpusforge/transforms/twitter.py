@@ -51,9 +51,9 @@ from corpusforge.sources.twitter.conversations import (
     HeldOut,
     Node,
     keep_first_duplicate,
-    make_node,
     pair_conversation,
     sample_key,
+    tweet_node,
 )
 from corpusforge.sources.twitter.parse import LineKind, merge_records, parse_line
 from corpusforge.text.clean import clean_text, get_profile
@@ -459,24 +459,17 @@ class _NodeFn(beam.DoFn):
         records = groups["tweets"]
         if not records:  # a delete notice of a tweet outside the conversations kept
             return
-        node = make_node(
-            merge_records(records),
+        node, keys = tweet_node(
+            list(records),
             deleted=bool(groups["deleted"]),
-            held_out=False,
             profile=self._profile,
             min_chars=self._min_chars,
             langs=self._langs,
+            decontaminator=self._decontaminator,
         )
-        if node.reason is None and self._decontaminator is not None:
-            source = self._decontaminator.collides_with(node.text or "")
-            if source is not None:
-                node = node._replace(text=None, reason=DropReason.TWEET_CONTAMINATED)
-                yield TaggedOutput(COUNTS, (f"decontaminated.{source}", 1))
-        yield TaggedOutput(COUNTS, ("tweets_distinct", 1))
-        if node.reason is None:
-            yield TaggedOutput(COUNTS, ("tweets_eligible", 1))
-        else:
-            yield TaggedOutput(COUNTS, (f"tweets_dropped.{node.reason}", 1))
+        for key in keys:
+            yield TaggedOutput(COUNTS, (key, 1))
+        if node.reason is not None:
             Metrics.counter("clean", str(node.reason)).inc()
         yield tweet_id, ("self", node)
         if node.quote_of is not None:
@@ -517,10 +510,9 @@ class _PairRootFn(beam.DoFn):
 
     def process(self, conversation: Conversation, held: HeldOut) -> Iterator[Any]:
         result = pair_conversation(conversation, held, seed=self._seed)
-        for dataset, n in result.candidates.items():
-            yield TaggedOutput(COUNTS, (f"pairs.{dataset}.candidates", n))
+        for item in result.count_items():
+            yield TaggedOutput(COUNTS, item)
         for (dataset, reason), n in result.dropped.items():
-            yield TaggedOutput(COUNTS, (f"pairs.{dataset}.dropped.{reason}", n))
             Metrics.counter(f"pairs_{dataset}", str(reason)).inc(n)
         for row in result.pairs:
             yield (row["dataset"], row["anchor"], row["positive"]), row

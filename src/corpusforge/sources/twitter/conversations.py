@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from corpusforge.keys import seeded_hash
+from corpusforge.sources.twitter.parse import merge_records
 from corpusforge.text.clean import CleanProfile, clean_text
+from corpusforge.text.decontam import Decontaminator
 
 DIRECT = {"qt": "quote", "rp": "reply"}
 CO = {"coqt": "quote", "corp": "reply"}
@@ -117,6 +119,35 @@ def make_node(
     return Node(record["id"], text, lang, reason, record["reply_to_id"], record["quote_of_id"])
 
 
+def tweet_node(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    deleted: bool,
+    profile: CleanProfile,
+    min_chars: int,
+    langs: Collection[str],
+    decontaminator: Decontaminator | None = None,
+) -> tuple[Node, list[str]]:
+    """One tweet's records (merged) -> its node, and the count keys it adds (one each).
+
+    The node is checked against external evaluation sets when a decontaminator is given.
+    Count keys: ``tweets_distinct``; ``tweets_eligible`` or ``tweets_dropped.<reason>``;
+    ``decontaminated.<source>`` for a collision.
+    """
+    record = records[0] if len(records) == 1 else merge_records(records)
+    node = make_node(
+        record, deleted=deleted, held_out=False, profile=profile, min_chars=min_chars, langs=langs
+    )
+    keys = ["tweets_distinct"]
+    if node.reason is None and decontaminator is not None:
+        source = decontaminator.collides_with(node.text or "")
+        if source is not None:
+            node = node._replace(text=None, reason=DropReason.TWEET_CONTAMINATED)
+            keys.append(f"decontaminated.{source}")
+    keys.append("tweets_eligible" if node.reason is None else f"tweets_dropped.{node.reason}")
+    return node, keys
+
+
 @dataclass
 class RootResult:
     """Pairs chosen for one root, and what became of every candidate child."""
@@ -124,6 +155,12 @@ class RootResult:
     pairs: list[dict[str, Any]]
     candidates: Counter[str]
     dropped: Counter[tuple[str, DropReason]]
+
+    def count_items(self) -> list[tuple[str, int]]:
+        """``pairs.<dataset>.candidates`` and ``pairs.<dataset>.dropped.<reason>`` counts."""
+        items = [(f"pairs.{d}.candidates", n) for d, n in self.candidates.items()]
+        items += [(f"pairs.{d}.dropped.{r}", n) for (d, r), n in self.dropped.items()]
+        return items
 
 
 def pair_lang(a: str | None, b: str | None) -> str:
