@@ -16,19 +16,9 @@ from corpusforge.release.twitter_build import build, pair_engine
 from corpusforge.schemas import TWEET, arrow_schema
 from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
 from corpusforge.sources.twitter.synth import write_synthetic_archive
+from tests.twitter.test_runners import _differences, _fingerprint
 
 BENCH = BenchmarkConfig(queries=3)
-
-
-def _fingerprint(manifest: dict[str, Any]) -> dict[str, Any]:
-    fingerprint = {f["path"]: f["sha256"] for f in manifest["files"]}
-    for part in ("counts", "datasets", "benchmarks"):
-        fingerprint.update({f"{part}.{k}": v for k, v in manifest[part].items()})
-    return fingerprint
-
-
-def _differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
 
 
 def _engines_agree(config: TwitterConfig, partitions: tuple[int, ...] = (1, 3)) -> dict[str, Any]:
