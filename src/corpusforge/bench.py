@@ -178,8 +178,8 @@ def pair_functions(out: str) -> tuple[int, float]:
     deletes = sorted(str(p) for p in Path(out).glob("tweets/*/deletes/*.parquet"))
     settings = PairSettings("paper", 20, ("en",), 0, BenchmarkConfig())
     start = time.perf_counter()
-    stage = pair_tweets(tweets, deletes, settings, partitions=1)
-    return stage.counts["records_in"], time.perf_counter() - start
+    with pair_tweets(tweets, deletes, settings, partitions=1) as stage:
+        return stage.counts["records_in"], time.perf_counter() - start
 
 
 def _timed(

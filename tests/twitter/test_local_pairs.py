@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import heapq
+import pickle
 import shutil
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +14,16 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpusforge.options import TwitterConfig
-from corpusforge.release.local_pairs import PairSettings, pair_tweets, partition_of
+from corpusforge.release import twitter_build
+from corpusforge.release.local_pairs import PairRows, PairSettings, pair_tweets, partition_of
 from corpusforge.release.twitter_build import build, pair_engine
 from corpusforge.schemas import TWEET, arrow_schema
 from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
+from corpusforge.sources.twitter.conversations import (
+    CHILDREN_PER_PAIR,
+    keep_first_duplicate,
+    sample_key,
+)
 from corpusforge.sources.twitter.synth import write_synthetic_archive
 from tests.twitter.test_runners import _differences, _fingerprint
 
@@ -66,6 +75,90 @@ def test_same_release_with_every_tweet_in_two_archives(tmp_path: Path) -> None:
     manifest = _engines_agree(config, partitions=(1, 2, 7))
     counts = manifest["counts"]
     assert counts["records_in_conversations"] == 2 * counts["tweets_distinct"] > 0
+
+
+@pytest.mark.parametrize("options", [{}, {"pairs_per_dataset": 25}])
+def test_same_release_when_pairs_and_shards_go_through_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: dict[str, Any]
+) -> None:
+    """Chosen pairs and shard rows spilled every few rows: duplicates met across run files
+    (every text is in two archives), sampling over spilled groups, shards split from runs."""
+    first = tmp_path / "twitter-stream-2021-01-01.zip"
+    write_synthetic_archive(first, tweets=3000, layout="zip-2020", seed=4)
+    second = tmp_path / "twitter-stream-2021-01-02.zip"
+    shutil.copy(first, second)
+    monkeypatch.setattr(twitter_build, "SPILL_ROWS", 7)
+    spilled: list[str] = []
+    real_dump = pickle.dump
+    monkeypatch.setattr(
+        pickle, "dump", lambda obj, f, **kw: (spilled.append(f.name), real_dump(obj, f, **kw))
+    )
+    config = TwitterConfig(
+        inputs=(str(first), str(second)),
+        out=str(tmp_path / "release"),
+        benchmarks=BENCH,
+        rows_per_shard=50,
+        **options,
+    )
+    manifest = _engines_agree(config, partitions=(1, 3))
+    assert any("/pairs-" in name for name in spilled)  # chosen pairs went through disk
+    assert any("-shard" in name for name in spilled)  # and so did rows on their way to shards
+    assert not list((tmp_path / "release").glob("_staging*"))
+    assert sum(d["rows"] for d in manifest["datasets"].values()) > 0
+
+
+def _pair(dataset: str, anchor: str, positive: str, root: int, child: int) -> dict[str, Any]:
+    return {
+        "anchor": anchor,
+        "positive": positive,
+        "anchor_id": root,
+        "positive_id": child,
+        "root_id": root,
+        "dataset": dataset,
+        "lang": "en",
+    }
+
+
+@pytest.mark.parametrize("buffer_rows", [1, 3, 10_000])
+@pytest.mark.parametrize("sample", [None, 4])
+def test_pair_rows_deduplicate_and_sample_across_run_files(
+    tmp_path: Path, buffer_rows: int, sample: int | None
+) -> None:
+    """Five copies of one text pair, added apart so they land in different run files, and
+    twenty unique pairs per dataset: the kept copy and the sample do not depend on spilling."""
+    copies = [_pair("qt", "same anchor", "same positive", 100 + i, 200 + i) for i in range(5)]
+    unique = [
+        _pair(ds, f"anchor {ds} {i}", f"positive {i}", 1000 + i, 2000 + i)
+        for ds in ("qt", "rp")
+        for i in range(20)
+    ]
+    rows = [*unique[:10], copies[0], *unique[10:25], *copies[1:3], *unique[25:], *copies[3:]]
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    pairs = PairRows(3, str(spill), buffer_rows)
+    for row in rows:
+        pairs.add(row)
+    counts: Counter[str] = Counter()
+    pairs.finish(7, sample, counts)
+    got = sorted(pairs, key=lambda r: (r["dataset"], r["positive_id"]))
+
+    kept, dropped = keep_first_duplicate(7, copies)
+    deduped = [*unique, kept]
+    assert counts["pairs.qt.dropped.pair_duplicate_text"] == dropped * CHILDREN_PER_PAIR["qt"] == 4
+    if sample is None:
+        expected = deduped
+    else:
+        expected = [
+            r
+            for ds in ("qt", "rp")
+            for r in heapq.nsmallest(
+                sample, (r for r in deduped if r["dataset"] == ds), key=lambda r: sample_key(7, r)
+            )
+        ]
+        assert counts["pairs.qt.deduped"] == 21 and counts["pairs.rp.deduped"] == 20
+    assert got == sorted(expected, key=lambda r: (r["dataset"], r["positive_id"]))
+    assert counts["pairs.qt.rows"] + counts["pairs.rp.rows"] == len(got)
+    assert list(pairs) == list(pairs)  # readable again until the stage is closed
 
 
 def test_same_release_on_the_real_sample(realdata: Path, tmp_path: Path) -> None:
@@ -124,12 +217,14 @@ def test_records_that_disagree_about_links_are_merged_in_every_partition(
         root, reply, quoted = partition_of(np.array([10, 11, 12]), n).tolist()
         if root not in (reply, quoted):
             break
-    results = [pair_tweets([str(path)], [], settings, partitions=k) for k in (1, n)]
-    for stage in results:
-        (rp,) = [r for r in stage.pairs if r["dataset"] == "rp"]
-        assert rp["positive"] == "the full text of the reply, which is the longer one by far"
-        assert stage.counts["tweets_distinct"] == 2
-    assert results[0].counts == results[1].counts
+    counts = []
+    for k in (1, n):
+        with pair_tweets([str(path)], [], settings, partitions=k) as stage:
+            (rp,) = [r for r in stage.pairs if r["dataset"] == "rp"]
+            assert rp["positive"] == "the full text of the reply, which is the longer one by far"
+            assert stage.counts["tweets_distinct"] == 2
+            counts.append(stage.counts)
+    assert counts[0] == counts[1]
 
 
 def test_auto_engine_is_local_only_without_a_runner_or_workers() -> None:

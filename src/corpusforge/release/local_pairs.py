@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import heapq
 import logging
+import operator
 import os
 import pickle
+import shutil
 import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -78,19 +80,131 @@ ROWS_PER_PARTITION = 4_000_000
 T = TypeVar("T")
 
 
+PAIR_FIELDS = ("anchor", "positive", "anchor_id", "positive_id", "root_id", "dataset", "lang")
+PairValues = tuple[str, str, int, int, int, str, str]  # a pair.v1 row, in PAIR_FIELDS order
+SPILL_ROWS = 1_000_000
+
+
+def _pair_dict(values: PairValues) -> dict[str, Any]:
+    return dict(zip(PAIR_FIELDS, values, strict=True))
+
+
+class PairRows:
+    """The chosen pair rows, in groups of identical-text candidates, within bounded memory.
+
+    Rows are placed in ``groups`` groups by their (dataset, anchor, positive) texts, so every
+    duplicate of a pair is in its group and each group is deduplicated alone, exactly. Groups
+    stay in memory until ``buffer_rows`` rows are held, then go to run files under ``spill``.
+    The grouping uses Python's per-process string hash: it decides only which rows are
+    compared with which, never which row is kept, so the output does not depend on it.
+
+    Iterating gives the deduplicated (and, with ``pairs_per_dataset``, sampled) rows as dicts,
+    group by group, after :meth:`finish`.
+    """
+
+    def __init__(self, groups: int, spill: str, buffer_rows: int = SPILL_ROWS) -> None:
+        self._n = groups
+        self._spill = spill
+        self._buffer_rows = buffer_rows
+        self._groups: list[list[PairValues]] = [[] for _ in range(groups)]
+        self._runs: list[list[str]] = [[] for _ in range(groups)]
+        self._held = 0
+        self._values = operator.itemgetter(*PAIR_FIELDS)
+        self._keep: dict[str, tuple[int, int, int]] | None = None
+        self._seed = 0
+
+    def add(self, row: dict[str, Any]) -> None:
+        values: PairValues = self._values(row)
+        self._groups[hash((values[5], values[0], values[1])) % self._n].append(values)
+        self._held += 1
+        if self._held >= self._buffer_rows:
+            for g in range(self._n):
+                self._write_run(g, self._groups[g])
+                self._groups[g] = []
+            self._held = 0
+
+    def finish(self, seed: int, pairs_per_dataset: int | None, counts: Counter[str]) -> None:
+        """Deduplicate every group (counting the drops) and fix the sample, if any.
+
+        Each deduplicated group replaces its runs (or stays in memory if it had none).
+        """
+        self._seed = seed
+        smallest: dict[str, _Smallest[tuple[int, int, int]]] = {}
+        for g in range(self._n):
+            deduped = _deduplicate(self._group(g), seed, counts)
+            if self._runs[g]:
+                self._write_run(g, deduped)
+                self._groups[g] = []
+            else:
+                self._groups[g] = deduped
+            for values in deduped:
+                dataset = values[5]
+                if pairs_per_dataset is None:
+                    counts[f"pairs.{dataset}.rows"] += 1
+                    continue
+                counts[f"pairs.{dataset}.deduped"] += 1
+                smallest.setdefault(dataset, _Smallest(pairs_per_dataset, lambda k: k)).add(
+                    sample_key(seed, _pair_dict(values))
+                )
+        if pairs_per_dataset is not None:
+            self._keep = {}
+            for dataset, keys in smallest.items():
+                kept = keys.result()
+                counts[f"pairs.{dataset}.rows"] += len(kept)
+                self._keep[dataset] = kept[-1]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for g in range(self._n):
+            for values in self._group(g, keep=True):
+                row = _pair_dict(values)
+                if self._keep is None or sample_key(self._seed, row) <= self._keep[values[5]]:
+                    yield row
+
+    def _group(self, g: int, *, keep: bool = False) -> list[PairValues]:
+        rows = list(self._groups[g])
+        for path in self._runs[g]:
+            with open(path, "rb") as f:
+                rows += pickle.load(f)
+            if not keep:
+                os.remove(path)
+        if not keep:
+            self._runs[g] = []
+        return rows
+
+    def _write_run(self, g: int, rows: list[PairValues]) -> None:
+        if not rows:
+            return
+        path = os.path.join(self._spill, f"pairs-{g}-{len(self._runs[g])}.pickle")
+        with open(path, "wb") as f:
+            pickle.dump(rows, f, protocol=pickle.HIGHEST_PROTOCOL)
+        self._runs[g].append(path)
+
+
 @dataclass
 class PairStage:
     """What the pair stage produces.
 
     Attributes:
-        pairs: deduplicated (and, with ``pairs_per_dataset``, sampled) ``pair.v1`` rows.
+        pairs: deduplicated (and, with ``pairs_per_dataset``, sampled) ``pair.v1`` rows; they
+            may live in the stage's spill folder, so read them before :meth:`close`.
         benchmarks: ``benchmark.v1`` rows per benchmark name.
         counts: the same accounting keys the Beam composite emits.
+        spill: the folder holding spilled rows, removed by :meth:`close`.
     """
 
-    pairs: list[dict[str, Any]] = field(default_factory=list)
+    pairs: PairRows
+    spill: str
     benchmarks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     counts: Counter[str] = field(default_factory=Counter)
+
+    def close(self) -> None:
+        shutil.rmtree(self.spill, ignore_errors=True)
+
+    def __enter__(self) -> PairStage:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @dataclass(frozen=True)
@@ -347,6 +461,8 @@ def pair_tweets(
     settings: PairSettings,
     *,
     partitions: int = 1,
+    workdir: str | None = None,
+    spill_rows: int = SPILL_ROWS,
 ) -> PairStage:
     """Run the whole pair stage over extracts of ``schemas/tweet.v1`` and ``delete.v1``.
 
@@ -357,12 +473,34 @@ def pair_tweets(
         partitions: key-space partitions by root id; more partitions hold fewer tweets in
             memory at once and read the extracts more often. The rows are the same. ``0``:
             one per ``ROWS_PER_PARTITION`` conversation records.
+        workdir: where the spill folder is made (the system's temporary folder if ``None``).
+        spill_rows: chosen pairs held in memory before they are spilled to disk.
+
+    Returns:
+        The stage; use it in a ``with`` block (or call ``close``), which removes its spill
+        folder once the pairs have been read.
     """
     if not 0 <= partitions <= MAX_PARTITIONS:
         raise ValueError(f"partitions must be in [0, {MAX_PARTITIONS}], got {partitions}")
-    out = PairStage()
+    spill = tempfile.mkdtemp(prefix="corpusforge-pairs-", dir=workdir)
+    try:
+        return _pair_stage(tweet_files, delete_files, settings, partitions, spill, spill_rows)
+    except BaseException:
+        shutil.rmtree(spill, ignore_errors=True)
+        raise
+
+
+def _pair_stage(
+    tweet_files: Sequence[str],
+    delete_files: Sequence[str],
+    settings: PairSettings,
+    partitions: int,
+    spill: str,
+    spill_rows: int,
+) -> PairStage:
+    counts: Counter[str] = Counter()
     tweets = _Tweets(tweet_files, settings)
-    kept = tweets.count_and_ids(out.counts)
+    kept = tweets.count_and_ids(counts)
     if partitions == 0:
         partitions = min(MAX_PARTITIONS, max(1, -(-tweets.kept_rows // ROWS_PER_PARTITION)))
     log.info("pair stage: %d conversation records, %d partitions", tweets.kept_rows, partitions)
@@ -370,22 +508,18 @@ def pair_tweets(
     nodes = _Nodes(settings, _deleted_ids(delete_files, kept))
     del kept
 
+    out = PairStage(PairRows(partitions, spill, spill_rows), spill, counts=counts)
     bench = settings.benchmarks
-    with tempfile.TemporaryDirectory(prefix="corpusforge-pairs-") as spill:
-        parts = _Partitions(tweets, nodes, partitions, spill)
-        held: HeldOut = (frozenset(), frozenset())
-        if bench is not None and bench.queries > 0:
-            first = parts.first_pass(out.counts, keep=True)
-            out.benchmarks, held = _benchmarks(first, settings.seed, bench, out.counts)
-            conversations = parts.second_pass()
-        else:
-            conversations = parts.first_pass(out.counts, keep=False)
-        chosen = _choose_pairs(conversations, held, settings.seed, out.counts)
-    out.pairs = _deduplicate(chosen, settings.seed, out.counts)
-    if settings.pairs_per_dataset is not None:
-        out.pairs = _sample(out.pairs, settings.pairs_per_dataset, settings.seed, out.counts)
-    for row in out.pairs:
-        out.counts[f"pairs.{row['dataset']}.rows"] += 1
+    parts = _Partitions(tweets, nodes, partitions, spill)
+    held: HeldOut = (frozenset(), frozenset())
+    if bench is not None and bench.queries > 0:
+        first = parts.first_pass(counts, keep=True)
+        out.benchmarks, held = _benchmarks(first, settings.seed, bench, counts)
+        conversations = parts.second_pass()
+    else:
+        conversations = parts.first_pass(counts, keep=False)
+    _choose_pairs(conversations, held, settings.seed, counts, out.pairs)
+    out.pairs.finish(settings.seed, settings.pairs_per_dataset, counts)
     return out
 
 
@@ -425,18 +559,20 @@ class _Partitions:
 
 
 def _choose_pairs(
-    partitions: Iterable[list[Conversation]], held: HeldOut, seed: int, counts: Counter[str]
-) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
-    """Each conversation's pairs, grouped by (dataset, anchor text, positive text)."""
-    chosen: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    partitions: Iterable[list[Conversation]],
+    held: HeldOut,
+    seed: int,
+    counts: Counter[str],
+    pairs: PairRows,
+) -> None:
+    """Each conversation's pairs, added to ``pairs``."""
     for part in partitions:
         for conversation in part:
             result = pair_conversation(conversation, held, seed=seed)
             for key, n in result.count_items():
                 counts[key] += n
             for row in result.pairs:
-                chosen[row["dataset"], row["anchor"], row["positive"]].append(row)
-    return chosen
+                pairs.add(row)
 
 
 def _benchmarks(
@@ -493,33 +629,20 @@ def _benchmarks(
     return rows, held
 
 
-def _deduplicate(
-    chosen: dict[tuple[str, str, str], list[dict[str, Any]]], seed: int, counts: Counter[str]
-) -> list[dict[str, Any]]:
+def _deduplicate(group: list[PairValues], seed: int, counts: Counter[str]) -> list[PairValues]:
     """Of pairs with identical texts in one dataset, the one :func:`keep_first_duplicate` keeps."""
+    by_text: dict[tuple[str, str, str], list[PairValues]] = defaultdict(list)
+    for values in group:
+        by_text[values[5], values[0], values[1]].append(values)
+    group.clear()
     out = []
-    for (dataset, _, _), rows in chosen.items():
+    for (dataset, _, _), rows in by_text.items():
         if len(rows) == 1:
             out.append(rows[0])
             continue
-        kept, dropped = keep_first_duplicate(seed, rows)
+        kept, dropped = keep_first_duplicate(seed, [_pair_dict(v) for v in rows])
         counts[f"pairs.{dataset}.dropped.{DropReason.PAIR_DUPLICATE_TEXT}"] += (
             dropped * CHILDREN_PER_PAIR[dataset]
         )
-        out.append(dict(kept))
+        out.append(tuple(kept[name] for name in PAIR_FIELDS))
     return out
-
-
-def _sample(
-    rows: list[dict[str, Any]], n: int, seed: int, counts: Counter[str]
-) -> list[dict[str, Any]]:
-    """Each dataset's ``n`` pairs with the smallest :func:`sample_key`."""
-    by_dataset: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in rows:
-        counts[f"pairs.{row['dataset']}.deduped"] += 1
-        by_dataset[row["dataset"]].append(row)
-    return [
-        row
-        for dataset in sorted(by_dataset)
-        for row in heapq.nsmallest(n, by_dataset[dataset], key=lambda r: sample_key(seed, r))
-    ]

@@ -24,7 +24,7 @@ import hashlib
 import json
 import logging
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -66,10 +66,10 @@ from corpusforge.schemas import (
     validate_json,
 )
 from corpusforge.sinks.parquet import (
+    ShardedWriter,
     WriteParquetShards,
     shard_name,
     write_rows,
-    write_shards,
 )
 from corpusforge.sources.twitter.archive import archive_name
 from corpusforge.sources.twitter.benchmarks import BENCHMARKS
@@ -79,6 +79,10 @@ from corpusforge.text.decontam import Decontaminator
 from corpusforge.transforms.twitter import ExtractedTweets, TwitterPairs
 
 log = logging.getLogger(__name__)
+
+SPILL_ROWS = 1_000_000
+"""Rows the local pair stage holds in memory (chosen pairs, then rows on their way to their
+shards) before it writes them to run files under ``_staging/``."""
 
 EXTRACT_VERSION = 1
 """Bump when extraction output changes for the same input: old extracts are then rebuilt."""
@@ -282,17 +286,25 @@ def _pair_settings(config: TwitterConfig) -> PairSettings:
 def _run_pairs_locally(
     tweet_files: list[str], delete_files: list[str], config: TwitterConfig, staging: str
 ) -> None:
-    stage = pair_tweets(
-        tweet_files, delete_files, _pair_settings(config), partitions=config.pair_partitions
-    )
-    by_dest: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in stage.pairs:
-        by_dest[join(staging, "pairs", row["dataset"])].append(row)
-        by_dest[join(staging, "pairs", "all")].append(row)
-    files = []
-    for dest in sorted(by_dest):
-        ensure_dir(dest)
-        files += write_shards(dest, by_dest.pop(dest), PAIR, _pair_key, config.rows_per_shard)
+    settings = _pair_settings(config)
+    partitions = config.pair_partitions
+    with pair_tweets(
+        tweet_files,
+        delete_files,
+        settings,
+        partitions=partitions,
+        workdir=staging,
+        spill_rows=SPILL_ROWS,
+    ) as stage:
+        writer = ShardedWriter(
+            PAIR, _pair_key, config.rows_per_shard, spill=stage.spill, buffer_rows=SPILL_ROWS
+        )
+        for dest in ("all", *DATASETS):
+            ensure_dir(join(staging, "pairs", dest))
+        for row in stage.pairs:
+            writer.add(join(staging, "pairs", row["dataset"]), row)
+            writer.add(join(staging, "pairs", "all"), row)
+        files = writer.close()
     for bench, rows in sorted(stage.benchmarks.items()):
         ensure_dir(join(staging, "benchmarks"))
         files.append(_write_benchmark((bench, rows), staging))
