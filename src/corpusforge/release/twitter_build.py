@@ -53,6 +53,7 @@ from corpusforge.release.io import (
     software,
     write_json,
 )
+from corpusforge.release.local_extract import extract_archive
 from corpusforge.release.local_pairs import PairSettings, pair_tweets
 from corpusforge.schemas import (
     BENCHMARK,
@@ -81,8 +82,11 @@ from corpusforge.transforms.twitter import ExtractedTweets, TwitterPairs
 log = logging.getLogger(__name__)
 
 SPILL_ROWS = 1_000_000
+EXTRACT_SPILL_ROWS = 250_000
 """Rows the local pair stage holds in memory (chosen pairs, then rows on their way to their
-shards) before it writes them to run files under ``_staging/``."""
+shards) before it writes them to run files under ``_staging/``; the local extract holds
+``EXTRACT_SPILL_ROWS`` records (larger than pair rows) before it spills under the extract
+folder."""
 
 EXTRACT_VERSION = 1
 """Bump when extraction output changes for the same input: old extracts are then rebuilt."""
@@ -144,6 +148,21 @@ def run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list
     for a in todo:  # leftovers of a killed run are never mixed with a fresh extract
         delete_tree(tweet_dirs[a.uri])
         delete_tree(dead_dirs[tweet_dirs[a.uri]])
+    if extract_engine(config, beam_args) == "local":
+        for a in todo:
+            folder = tweet_dirs[a.uri]
+            extract_archive(
+                a.uri,
+                folder,
+                dead_dirs[folder],
+                config.limits,
+                config.rows_per_shard,
+                tweet_key=_tweet_key,
+                dead_key=_dead_key,
+                spill_rows=EXTRACT_SPILL_ROWS,
+            )
+            write_json(join(folder, _SUCCESS), a.to_json())
+        return
     with beam.Pipeline(options=pipeline_options(beam_args)) as p:
         ex = (
             p
@@ -242,13 +261,25 @@ def _extract_is_complete(folder: str) -> bool:
 # Stage 2: pairs
 
 
-def pair_engine(config: TwitterConfig, beam_args: list[str]) -> str:
-    """``local`` or ``beam``: ``auto`` is local unless a runner or several workers are asked."""
-    if config.pair_engine != "auto":
-        return config.pair_engine
+def _engine(choice: str, paths: Iterable[str], beam_args: list[str]) -> str:
+    """``local`` or ``beam``: ``auto`` is local unless a runner or several workers are asked,
+    or a path is remote (the local engines read and spill on this machine's disk)."""
+    if choice != "auto":
+        return choice
     named_runner = any(a == "--runner" or a.startswith("--runner=") for a in beam_args)
     workers = PipelineOptions(beam_args).view_as(DirectOptions).direct_num_workers
-    return "beam" if named_runner or (workers or 1) > 1 else "local"
+    remote = any("://" in path for path in paths)
+    return "beam" if named_runner or (workers or 1) > 1 or remote else "local"
+
+
+def extract_engine(config: TwitterConfig, beam_args: list[str]) -> str:
+    """The engine of the extract stage (``--extract-engine``)."""
+    return _engine(config.extract_engine, (config.out, *config.inputs), beam_args)
+
+
+def pair_engine(config: TwitterConfig, beam_args: list[str]) -> str:
+    """The engine of the pair stage (``--pair-engine``)."""
+    return _engine(config.pair_engine, (config.out,), beam_args)
 
 
 def run_pairs(

@@ -87,7 +87,7 @@ def dead_letter_row(
     }
 
 
-class _ListMembersFn(beam.DoFn):
+class ListMembersFn(beam.DoFn):
     """archive URI -> MemberRef; skipped entries and unreadable archives are counted."""
 
     def __init__(self, extract_dirs: Mapping[str, str]) -> None:
@@ -120,7 +120,7 @@ def _problem_row(p: ReadProblem) -> dict[str, Any]:
     return dead_letter_row("read", str(p.reason), p.archive, p.member, p.line, p.detail, p.excerpt)
 
 
-class _ReadMemberFn(beam.DoFn):
+class ReadMemberFn(beam.DoFn):
     """One member -> tweet records (main), delete notices, dead letters and counts."""
 
     def __init__(self, limits: ReadLimits) -> None:
@@ -208,7 +208,7 @@ class _ReadMemberFn(beam.DoFn):
             )
 
 
-def _first_origin(
+def first_origin(
     element: tuple[tuple[str, int], Iterable[dict[str, Any]]],
 ) -> tuple[str, dict[str, Any]]:
     (dest, _), rows = element
@@ -242,14 +242,14 @@ class ExtractedTweets(beam.PTransform):
         self._limits = limits
 
     def expand(self, uris: beam.PCollection) -> dict[str, beam.PCollection]:
-        listed = uris | "ListMembers" >> beam.ParDo(_ListMembersFn(self._dirs)).with_outputs(
+        listed = uris | "ListMembers" >> beam.ParDo(ListMembersFn(self._dirs)).with_outputs(
             DEAD, COUNTS, main="members"
         )
         read = (
             listed.members
             | "FanOutMembers" >> beam.Reshuffle()
             | "ReadMembers"
-            >> beam.ParDo(_ReadMemberFn(self._limits)).with_outputs(
+            >> beam.ParDo(ReadMemberFn(self._limits)).with_outputs(
                 DELETES, DEAD, COUNTS, main="records"
             )
         )
@@ -261,7 +261,7 @@ class ExtractedTweets(beam.PTransform):
         deletes = (
             read[DELETES]
             | "GroupDeleteId" >> beam.GroupByKey()
-            | "FirstDelete" >> beam.Map(_first_origin)
+            | "FirstDelete" >> beam.Map(first_origin)
         )
         dead = (listed[DEAD], read[DEAD]) | "AllDead" >> beam.Flatten()
         counts = (

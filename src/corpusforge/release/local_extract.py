@@ -1,0 +1,153 @@
+"""One archive -> its extract folder, in one process, within bounded memory: the local extract.
+
+The extract stage of ``corpusforge twitter build`` on this machine (``--extract-engine
+local``; ``auto`` picks it whenever no ``--runner`` is given). It runs the very DoFns of
+:class:`corpusforge.transforms.twitter.ExtractedTweets` (:class:`ListMembersFn`,
+:class:`ReadMemberFn`) as plain generators and does the rest of the composite's work itself:
+a tweet's records are merged with :func:`merge_records`, a deleted id keeps its
+:func:`first_origin`, and the shards are those :class:`WriteParquetShards` writes. The
+files are the Beam pipeline's, byte for byte (``tests/twitter/test_local_extract.py``).
+
+What it does not do is hold the archive: on the in-process runner the two groupings (records
+by tweet id, rows by shard) kept every record in memory, about 2.5 KB per line, so a
+monthly archive (2011-2013 layouts) could not be extracted in 24 GB. Here records wait in
+hash groups spilled to disk (:class:`~corpusforge.release.spill.SpilledGroups`) and rows
+wait for their shard in run files (:class:`~corpusforge.sinks.parquet.ShardedWriter`);
+memory stays near ``spill_rows`` records whatever the archive's size.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from apache_beam.pvalue import TaggedOutput
+
+from corpusforge.release.io import COUNTS, FILES, ensure_dir, file_list, join, write_json
+from corpusforge.release.spill import SpilledGroups
+from corpusforge.schemas import DEAD_LETTER, DELETE, TWEET
+from corpusforge.sinks.parquet import ShardedWriter
+from corpusforge.sources.twitter.archive import MemberRef, ReadLimits
+from corpusforge.sources.twitter.parse import merge_records
+from corpusforge.transforms import twitter as tt
+
+log = logging.getLogger(__name__)
+
+SPILL_ROWS = 250_000
+GROUP_BYTES = 128 * 2**20
+"""Archive bytes per record group: a group (about 150k lines of bz2 JSON) is read back whole."""
+
+
+def extract_archive(
+    uri: str,
+    folder: str,
+    dead_folder: str,
+    limits: ReadLimits,
+    rows_per_shard: int,
+    *,
+    tweet_key: Callable[[Mapping[str, Any]], Any],
+    dead_key: Callable[[Mapping[str, Any]], Any],
+    spill_rows: int = SPILL_ROWS,
+) -> None:
+    """Extract ``uri`` into ``folder`` (tweets, deletes, ``_files.json``, ``_counts.json``)
+    and ``dead_folder`` (dead letters), as the Beam extract pipeline does for one archive.
+
+    Args:
+        uri: the archive (a local path).
+        folder: its extract folder.
+        dead_folder: its dead-letter folder.
+        limits: read caps.
+        rows_per_shard: target rows per shard.
+        tweet_key: sort key of tweet and delete rows.
+        dead_key: sort key of dead-letter rows.
+        spill_rows: records (and rows) held in memory before they are spilled to disk.
+    """
+    ensure_dir(folder)
+    spill = tempfile.mkdtemp(prefix="_spill-", dir=folder)
+    try:
+        files, counts = _extract(
+            uri, folder, dead_folder, limits, rows_per_shard, tweet_key, dead_key, spill, spill_rows
+        )
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
+    write_json(join(folder, FILES), file_list(files))
+    write_json(join(folder, COUNTS), dict(sorted(counts.items())))
+
+
+def _extract(
+    uri: str,
+    folder: str,
+    dead_folder: str,
+    limits: ReadLimits,
+    rows_per_shard: int,
+    tweet_key: Callable[[Mapping[str, Any]], Any],
+    dead_key: Callable[[Mapping[str, Any]], Any],
+    spill: str,
+    spill_rows: int,
+) -> tuple[list[dict[str, Any]], Counter[str]]:
+    def subfolder(name: str) -> str:
+        path = os.path.join(spill, name)
+        os.mkdir(path)
+        return path
+
+    groups = max(1, math.ceil(os.path.getsize(uri) / GROUP_BYTES))
+    records: SpilledGroups[int, dict[str, Any]] = SpilledGroups(
+        groups, subfolder("records"), spill_rows
+    )
+    deletes: SpilledGroups[int, dict[str, Any]] = SpilledGroups(
+        groups, subfolder("deletes"), spill_rows
+    )
+    dead = ShardedWriter(
+        DEAD_LETTER, dead_key, rows_per_shard, spill=subfolder("dead"), buffer_rows=spill_rows
+    )
+    counts: Counter[str] = Counter()
+
+    def route(output: Any) -> Any:
+        """Send a tagged output where the composite sends it; return a main output."""
+        if not isinstance(output, TaggedOutput):
+            return output
+        if output.tag == tt.DEAD:
+            dead.add(dead_folder, output.value[1])
+        elif output.tag == tt.COUNTS:
+            (_, key), n = output.value
+            counts[key] += n
+        elif output.tag == tt.DELETES:
+            (_, deleted_id), row = output.value
+            deletes.add(deleted_id, row)
+        else:
+            raise ValueError(f"unexpected output tag {output.tag!r}")
+        return None
+
+    refs: list[MemberRef] = []
+    for output in tt.ListMembersFn({uri: folder}).process(uri):
+        main = route(output)
+        if main is not None:
+            refs.append(main[1])
+    read = tt.ReadMemberFn(limits)
+    for ref in refs:
+        for output in read.process((folder, ref)):
+            main = route(output)
+            if main is not None:
+                (_, tweet_id), record = main
+                records.add(tweet_id, record)
+    log.info("%s: %d records, %d groups", uri, records.added, groups)
+
+    tweets = ShardedWriter(
+        TWEET, tweet_key, rows_per_shard, spill=subfolder("tweets"), buffer_rows=spill_rows
+    )
+    for _, same_id in records:
+        tweets.add(join(folder, "tweets"), merge_records(same_id))
+    deleted = ShardedWriter(
+        DELETE, tweet_key, rows_per_shard, spill=subfolder("deleted"), buffer_rows=spill_rows
+    )
+    for deleted_id, notices in deletes:
+        deleted.add(join(folder, "deletes"), tt.first_origin(((folder, deleted_id), notices))[1])
+    for dest in (join(folder, "tweets"), join(folder, "deletes"), dead_folder):
+        ensure_dir(dest)
+    return tweets.close() + deleted.close() + dead.close(), counts

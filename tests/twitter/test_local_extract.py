@@ -1,0 +1,111 @@
+"""The local extract writes the Beam extract pipeline's files and counts, spilled or not."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from corpusforge.options import TwitterConfig
+from corpusforge.release import local_extract
+from corpusforge.release import twitter_build as tb
+from corpusforge.sources.twitter.synth import write_synthetic_archive
+from tests.hostile.conftest import GOOD, member, tweet, write_tar
+
+M0 = "2019/06/01/00/00.json.bz2"
+M1 = "2019/06/01/00/01.json.bz2"
+
+
+def _extract(archive: str, out: Path, engine: str) -> dict[str, Any]:
+    """Extract ``archive`` with ``engine``; its files (path -> rows, sha256) and counts."""
+    config = TwitterConfig(
+        inputs=(archive,), out=str(out), extract_engine=engine, rows_per_shard=700
+    )
+    described = tb.describe_input(archive, config)
+    tb.run_extract([described], config, [])
+    folder = out / "tweets" / described.extract
+    files = json.loads((folder / "_files.json").read_text())
+    assert (folder / "_SUCCESS").is_file()
+    assert not list(folder.glob("_spill-*"))
+    return {
+        "files": {str(Path(f["path"]).relative_to(out)): (f["rows"], f["sha256"]) for f in files},
+        "counts": json.loads((folder / "_counts.json").read_text()),
+    }
+
+
+def _damaged_archive(tmp_path: Path) -> str:
+    """A truncated member, bad lines, a duplicate tweet and repeated delete notices."""
+    big = [
+        tweet(100 + i, f"tweet {i} about the spring garden and its many roses") for i in range(3000)
+    ]
+    damaged = member(big)
+    lines = [
+        *GOOD,
+        b"this is not json",
+        GOOD[1],  # the same tweet twice
+        b'{"delete": {"status": {"id_str": "3", "user_id_str": "42"}}}',
+        b'{"delete": {"status": {"id_str": "3", "user_id_str": "42"}}}',
+        b'{"id_str": "8", "user": {}, "text": "cut off in the mid',
+    ]
+    return write_tar(
+        tmp_path / "damaged.tar",
+        [(M0, damaged[: len(damaged) // 2]), (M1, member(lines, newline_at_end=False))],
+    )
+
+
+ARCHIVES = {
+    "zip-2020": lambda p: _synthetic(p, "zip-2020", "v1"),
+    "tar-2022-v2": lambda p: _synthetic(p, "tar-2022", "v2"),
+    "tar-2013": lambda p: _synthetic(p, "tar-2013", "v1"),
+    "tar-gz": lambda p: _synthetic(p, "tar-gz", "v1"),
+    "damaged": _damaged_archive,
+}
+
+
+def _synthetic(tmp_path: Path, layout: str, api: str) -> str:
+    suffix = {"zip-2020": "zip", "tar-gz": "tar.gz"}.get(layout, "tar")
+    path = tmp_path / f"twitter-stream-{layout}.{suffix}"
+    write_synthetic_archive(path, tweets=2500, layout=layout, api=api, seed=11)
+    return str(path)
+
+
+@pytest.mark.parametrize("spilled", [False, True], ids=["in-memory", "spilled"])
+@pytest.mark.parametrize("name", sorted(ARCHIVES))
+def test_same_extract_as_the_beam_pipeline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, spilled: bool
+) -> None:
+    archive = ARCHIVES[name](tmp_path)
+    reference = _extract(archive, tmp_path / "beam", "beam")
+    spill_files: list[str] = []
+    if spilled:  # many record groups, and every few records to disk
+        monkeypatch.setattr(local_extract, "GROUP_BYTES", 20_000)
+        monkeypatch.setattr(tb, "EXTRACT_SPILL_ROWS", 5)
+        real_dump = pickle.dump
+        monkeypatch.setattr(
+            pickle,
+            "dump",
+            lambda obj, f, **kw: (spill_files.append(f.name), real_dump(obj, f, **kw)),
+        )
+    local = _extract(archive, tmp_path / "local", "local")
+    assert local == reference
+    assert reference["counts"]["lines_read"] > 0
+    if spilled:
+        assert {Path(name).parent.name for name in spill_files} >= {"records", "tweets"}
+    if name == "damaged":
+        assert reference["counts"]["dead_letter_lines"] >= 2
+        assert reference["counts"]["dead_letter.read_member_truncated"] == 1
+
+
+def test_auto_extracts_locally_only_without_a_runner_or_remote_paths() -> None:
+    config = TwitterConfig(inputs=("a.zip",), out="out")
+    assert tb.extract_engine(config, []) == "local"
+    assert tb.extract_engine(config, ["--runner=DataflowRunner"]) == "beam"
+    assert tb.extract_engine(config, ["--direct_num_workers=2"]) == "beam"
+    remote = TwitterConfig(inputs=("gs://bucket/a.zip",), out="out")
+    assert tb.extract_engine(remote, []) == "beam"
+    assert tb.pair_engine(remote, []) == "local"  # the pair stage reads only the extracts
+    forced = TwitterConfig(inputs=("a.zip",), out="out", extract_engine="beam")
+    assert tb.extract_engine(forced, []) == "beam"
