@@ -8,12 +8,15 @@ stage's own):
 - **ceiling**: a plain loop that decodes every member with the stdlib (bz2 or gzip) and
   parses every line with orjson: the least work any reader must do;
 - **extract**: our read and parse functions on the same members (the per-core work of the
-  extract stage), and the whole Beam extract stage on the in-process runner;
-- **pairing**: the Beam pair stage on the extracted, normalised tweets;
+  extract stage), the whole local extract engine, and the Beam extract pipeline on the
+  in-process runner;
+- **pairing**: the local pair engine's functions, the whole local pair stage, and the Beam
+  pair pipeline, on the extracted, normalised tweets;
 
 and prints lines/s per core, the ratio extract/ceiling, tweets/s for pairing and peak RSS.
-``--scales 1,2,4`` repeats the Beam stages on archives of 1×, 2× and 4× the tweets and
-extrapolates peak RSS linearly to a month of archive (about 140M lines).
+``--scales 1,2,4`` repeats the local stages on archives of 1×, 2× and 4× the tweets (the
+pair stage with one partition and with ``scale`` partitions) and extrapolates peak RSS to a
+month of archive (about 140M lines); see :func:`_scaling` for the model.
 """
 
 from __future__ import annotations
@@ -115,13 +118,19 @@ def extract_functions(archive: str, bz2_threads: int = 2) -> int:
     return lines
 
 
-def extract_stage(archive: str, out: str) -> int:
-    """The Beam extract stage (in-process runner) into ``out``; lines read."""
+def extract_stage(archive: str, out: str, engine: str = "local") -> int:
+    """The extract stage into ``out``; lines read.
+
+    Args:
+        archive: the archive.
+        out: the release folder.
+        engine: ``local`` (the default engine) or ``beam`` (the Beam pipeline, in-process).
+    """
     from corpusforge.options import TwitterConfig
     from corpusforge.release import twitter_build as tb
     from corpusforge.release.io import join, read_json
 
-    config = TwitterConfig(inputs=(archive,), out=out)
+    config = TwitterConfig(inputs=(archive,), out=out, extract_engine=engine)
     described = tb.describe_input(archive, config)
     tb.run_extract([described], config, [])
     counts = read_json(join(out, "tweets", described.extract, tb.COUNTS))
@@ -247,7 +256,10 @@ def run_bench(
     b0 = measure("  same, stdlib bz2 decoder", extract_functions, (archive, 0), "lines", runs)
     b2 = measure("  same, 1 decoder thread", extract_functions, (archive, 1), "lines", runs)
     out = str(folder / f"release-{layout}-{tweets}")
-    e = measure("extract stage (Beam, in-process)", extract_stage, (archive, out), "lines", runs)
+    el = measure("extract stage (local engine)", extract_stage, (archive, out), "lines", runs)
+    e = measure(
+        "extract stage (Beam, in-process)", extract_stage, (archive, out, "beam"), "lines", runs
+    )
     pf = measure(
         "pair functions (local engine, no start-up)", pair_functions, (out,), "tweets", runs
     )
@@ -255,8 +267,10 @@ def run_bench(
     pb = measure(
         "pair stage (Beam, in-process)", pair_stage, (archive, out, "beam"), "tweets", runs
     )
-    report["stages"] = [m.__dict__ | {"rate": m.rate} for m in (a, b, b0, b2, e, pf, p, pb)]
+    stages = (a, b, b0, b2, el, e, pf, p, pb)
+    report["stages"] = [m.__dict__ | {"rate": m.rate} for m in stages]
     report["local_pairs_over_beam"] = p.rate / pb.rate
+    report["local_extract_over_ceiling"] = el.rate / a.rate
     report["extract_stdlib_over_ceiling"] = b0.rate / a.rate
     report["extract_1_thread_over_ceiling"] = b2.rate / a.rate
     report["extract_over_ceiling"] = b.rate / a.rate
@@ -269,75 +283,59 @@ def run_bench(
 def _scaling(
     folder: Path, tweets: int, layout: str, runs: int, scales: tuple[int, ...]
 ) -> dict[str, Any]:
+    """Peak RSS of the local engines at each scale, and the month they extrapolate to.
+
+    The pair stage runs twice per scale: with one partition (everything in memory at once)
+    and with ``scale`` partitions, so each partition holds as many conversation records as
+    the smallest input. The second grows only by the stage's global state (``g`` per line);
+    the difference of the two slopes is what a partition costs per line it holds (``q``).
+    A month then needs ``base + g * month + q * (month lines per partition - smallest
+    lines)``, with the partitions the engine would choose for a month.
+    """
+    from corpusforge.release.local_pairs import MAX_PARTITIONS, ROWS_PER_PARTITION
+
     points = []
     for scale in scales:
         archive = make_archive(folder, tweets * scale, layout)
         out = str(folder / f"release-{layout}-{tweets * scale}")
-        e = measure("extract", extract_stage, (archive, out), "lines", runs)
-        p = measure("pairs", pair_stage, (archive, out, "local", 1), "tweets", runs)
+        e = measure("extract", extract_stage, (archive, out, "local"), "lines", runs)
+        whole = measure("pairs", pair_stage, (archive, out, "local", 1), "tweets", runs)
+        split = measure("pairs", pair_stage, (archive, out, "local", scale), "tweets", runs)
+        counts = json.loads((Path(out) / "_bench_staging" / "_counts.json").read_text())
         points.append(
             {
                 "scale": scale,
                 "lines": e.items,
+                "conversation_records": int(counts.get("records_in_conversations", 0)),
                 "extract_rss_mb": e.peak_rss_mb,
-                "pairs_rss_mb": p.peak_rss_mb,
+                "pairs_rss_mb": whole.peak_rss_mb,
+                "pairs_partitioned_rss_mb": split.peak_rss_mb,
                 "extract_s": e.seconds,
-                "pairs_s": p.seconds,
+                "pairs_s": whole.seconds,
+                "pairs_partitioned_s": split.seconds,
             }
         )
     xs = [pt["lines"] for pt in points]
-    month: dict[str, float] = {}
-    for key in ("extract_rss_mb", "pairs_rss_mb"):
-        ys = [pt[key] for pt in points]
-        slope, intercept = _fit(xs, ys)
-        month[key.replace("_mb", "_gb")] = (intercept + slope * MONTH_LINES) / 1024
-        month[key.replace("_rss_mb", "_mb_per_million_lines")] = slope * 1e6
-    slope, intercept = _fit(xs, [pt["pairs_rss_mb"] for pt in points])
-    partitioned = _partition_sweep(
-        folder, tweets * max(scales), layout, runs, int(points[-1]["lines"])
-    )
-    b, k = partitioned["partitioned_mb_per_line"], partitioned["month_partitions"]
-    month["pairs_partitioned_rss_gb"] = (
-        intercept + (slope - b) * MONTH_LINES + b * MONTH_LINES / k
-    ) / 1024
+    extract_slope, extract_base = _fit(xs, [pt["extract_rss_mb"] for pt in points])
+    whole_slope, _ = _fit(xs, [pt["pairs_rss_mb"] for pt in points])
+    g, base = _fit(xs, [pt["pairs_partitioned_rss_mb"] for pt in points])
+    q = max(0.0, whole_slope - g)
+    per_line = points[-1]["conversation_records"] / points[-1]["lines"]
+    month_k = min(MAX_PARTITIONS, max(1, math.ceil(per_line * MONTH_LINES / ROWS_PER_PARTITION)))
+    smallest = min(xs) / (min(scales) or 1)
+    pairs_month = base + g * MONTH_LINES + q * (MONTH_LINES / month_k - smallest)
     return {
         "points": points,
-        "partitions": partitioned,
-        "month_extrapolation": month,
         "month_lines": MONTH_LINES,
-    }
-
-
-def _partition_sweep(
-    folder: Path, tweets: int, layout: str, runs: int, lines: int
-) -> dict[str, Any]:
-    """Peak RSS of the local pair engine at 1, 2, 4 and 8 partitions on the largest archive.
-
-    Model: ``rss = base + global_per_line * lines + partitioned_per_line * lines / K``; the
-    1/K fit gives the partitioned share, the 1x/2x/4x slope (at K = 1) the sum of both.
-    The month figure uses the partitions the engine would choose for a month.
-    """
-    from corpusforge.release.local_pairs import MAX_PARTITIONS, ROWS_PER_PARTITION
-
-    archive = make_archive(folder, tweets, layout)
-    out = str(folder / f"release-{layout}-{tweets}")
-    rss = {}
-    for k in (1, 2, 4, 8):
-        rss[k] = measure(f"pairs K={k}", pair_stage, (archive, out, "local", k), "t", runs)
-    share, fixed = _fit([1 / k for k in rss], [m.peak_rss_mb for m in rss.values()])
-    counts = json.loads((Path(out) / "_bench_staging" / "_counts.json").read_text())
-    kept = int(counts.get("records_in_conversations", 0))
-    month_k = min(
-        MAX_PARTITIONS, max(1, math.ceil(kept / lines * MONTH_LINES / ROWS_PER_PARTITION))
-    )
-    return {
-        "lines": lines,
-        "conversation_records": kept,
-        "rss_mb_by_partitions": {k: m.peak_rss_mb for k, m in rss.items()},
-        "seconds_by_partitions": {k: m.seconds for k, m in rss.items()},
-        "partitioned_mb_per_line": share / lines,
-        "fixed_mb": fixed,
-        "month_partitions": month_k,
+        "month_extrapolation": {
+            "extract_rss_gb": (extract_base + extract_slope * MONTH_LINES) / 1024,
+            "extract_mb_per_million_lines": extract_slope * 1e6,
+            "pairs_unpartitioned_rss_gb": (base + whole_slope * MONTH_LINES) / 1024,
+            "pairs_global_mb_per_million_lines": g * 1e6,
+            "pairs_partition_mb_per_million_lines": q * 1e6,
+            "month_partitions": month_k,
+            "pairs_rss_gb": pairs_month / 1024,
+        },
     }
 
 

@@ -55,36 +55,45 @@ def bench(
         f"extract / ceiling: {report['extract_over_ceiling']:.2f} (functions, 2 decoder "
         f"threads), {report['extract_1_thread_over_ceiling']:.2f} (1 thread), "
         f"{report['extract_stdlib_over_ceiling']:.2f} (stdlib bz2), "
+        f"{report['local_extract_over_ceiling']:.2f} (whole local stage), "
         f"{report['beam_extract_over_ceiling']:.2f} (whole Beam stage)"
     )
     if "scaling" in report:
-        scaling = Table("scale", "lines", "extract RSS MB", "pairs RSS MB", "extract s", "pairs s")
+        scaling = Table(
+            "scale",
+            "lines",
+            "conversation records",
+            "extract RSS MB",
+            "pairs RSS MB (K=1)",
+            "pairs RSS MB (K=scale)",
+            "extract s",
+            "pairs s (K=1)",
+        )
         for pt in report["scaling"]["points"]:
             scaling.add_row(
                 f"{pt['scale']}x",
                 f"{pt['lines']:,}",
+                f"{pt['conversation_records']:,}",
                 f"{pt['extract_rss_mb']:,.0f}",
                 f"{pt['pairs_rss_mb']:,.0f}",
+                f"{pt['pairs_partitioned_rss_mb']:,.0f}",
                 f"{pt['extract_s']:.1f}",
                 f"{pt['pairs_s']:.1f}",
             )
         console.print(scaling)
-        sweep = report["scaling"]["partitions"]
-        console.print(
-            "pair stage peak RSS by partitions at {:,} lines: {}".format(
-                sweep["lines"],
-                ", ".join(f"K={k}: {v:,.0f} MB" for k, v in sweep["rss_mb_by_partitions"].items()),
-            )
-        )
         month = report["scaling"]["month_extrapolation"]
         console.print(
-            "month ({:,} lines) extrapolated peak RSS: extract {:.1f} GB (per archive: one day "
-            "is ~1/30 of this), pairs {:.1f} GB unpartitioned, {:.1f} GB with the {} partitions "
-            "the engine would choose".format(
+            "month ({:,} lines) extrapolated peak RSS: extract {:.1f} GB for one archive holding "
+            "the whole month ({:+.0f} MB per million lines); pairs {:.1f} GB with the {} "
+            "partitions the engine would choose (global {:.0f} MB and partitioned {:.0f} MB "
+            "per million lines), {:.1f} GB unpartitioned".format(
                 report["scaling"]["month_lines"],
                 month["extract_rss_gb"],
+                month["extract_mb_per_million_lines"],
                 month["pairs_rss_gb"],
-                month["pairs_partitioned_rss_gb"],
-                sweep["month_partitions"],
+                month["month_partitions"],
+                month["pairs_global_mb_per_million_lines"],
+                month["pairs_partition_mb_per_million_lines"],
+                month["pairs_unpartitioned_rss_gb"],
             )
         )

@@ -134,7 +134,8 @@ def describe_input(uri: str, config: TwitterConfig) -> InputArchive:
 
 
 def run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list[str]) -> None:
-    """Stage 1: one Beam pipeline that extracts ``todo`` into their folders under ``tweets/``.
+    """Stage 1: extract ``todo`` into their folders under ``tweets/``: one archive at a time
+    in this process (the local engine), or one Beam pipeline for them all.
 
     Each archive's folder gets ``tweets/``, ``deletes/`` shards, ``_files.json`` and
     ``_counts.json``; ``_SUCCESS`` is written last, only once the pipeline has finished, so
