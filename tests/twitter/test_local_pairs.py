@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import heapq
 import pickle
 import shutil
+import weakref
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pyarrow as pa
@@ -14,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpusforge.options import TwitterConfig
-from corpusforge.release import twitter_build
+from corpusforge.release import local_pairs, twitter_build
 from corpusforge.release.local_pairs import PairRows, PairSettings, pair_tweets, partition_of
 from corpusforge.release.twitter_build import build, pair_engine
 from corpusforge.schemas import TWEET, arrow_schema
@@ -225,6 +228,53 @@ def test_records_that_disagree_about_links_are_merged_in_every_partition(
             assert stage.counts["tweets_distinct"] == 2
             counts.append(stage.counts)
     assert counts[0] == counts[1]
+
+
+class _Tracked(list):  # type: ignore[type-arg]
+    """A list that can be watched with a weak reference (at module level, so it pickles)."""
+
+
+def test_one_partition_of_conversations_in_memory_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memory is bounded by a partition only if the previous partition's conversations are
+    freed before the next ones are built (first pass) or read back (second pass)."""
+    refs: list[weakref.ref[_Tracked]] = []
+    others_alive: list[int] = []
+
+    def track(part: list[Any]) -> _Tracked:
+        gc.collect()
+        others_alive.append(sum(ref() is not None for ref in refs))
+        tracked = _Tracked(part)
+        refs.append(weakref.ref(tracked))
+        return tracked
+
+    build_part = local_pairs._Nodes.conversations
+    monkeypatch.setattr(
+        local_pairs._Nodes, "conversations", lambda self, *args: track(build_part(self, *args))
+    )
+    monkeypatch.setattr(
+        local_pairs,
+        "pickle",
+        SimpleNamespace(
+            dump=pickle.dump,
+            HIGHEST_PROTOCOL=pickle.HIGHEST_PROTOCOL,
+            load=lambda f: track(pickle.load(f)),
+        ),
+    )
+    archive = tmp_path / "twitter-stream-2021-01-01.zip"
+    write_synthetic_archive(archive, tweets=3000, layout="zip-2020", seed=2)
+    config = TwitterConfig(
+        inputs=(str(archive),),
+        out=str(tmp_path / "release"),
+        benchmarks=BENCH,
+        pair_engine="local",
+        pair_partitions=4,
+    )
+    manifest = build(config)
+    assert manifest["benchmarks"]["dr"]["rows"] > 0  # so the two-pass path ran
+    assert len(others_alive) >= 8  # four partitions built, four read back
+    assert others_alive == [0] * len(others_alive)
 
 
 def test_auto_engine_is_local_only_without_a_runner_or_workers() -> None:

@@ -511,21 +511,28 @@ def _pair_stage(
     out = PairStage(PairRows(partitions, spill, spill_rows), spill, counts=counts)
     bench = settings.benchmarks
     parts = _Partitions(tweets, nodes, partitions, spill)
-    held: HeldOut = (frozenset(), frozenset())
+
+    def choose_pairs(part: list[Conversation], held: HeldOut = (frozenset(), frozenset())) -> None:
+        _choose_pairs(part, held, settings.seed, counts, out.pairs)
+
     if bench is not None and bench.queries > 0:
-        first = parts.first_pass(counts, keep=True)
-        out.benchmarks, held = _benchmarks(first, settings.seed, bench, counts)
-        conversations = parts.second_pass()
+        choice = _BenchmarkChoice(settings.seed, bench, counts)
+        parts.first_pass(counts, choice.add, keep=True)
+        out.benchmarks, held = choice.result()
+        parts.second_pass(lambda part: choose_pairs(part, held))
     else:
-        conversations = parts.first_pass(counts, keep=False)
-    _choose_pairs(conversations, held, settings.seed, counts, out.pairs)
+        parts.first_pass(counts, choose_pairs, keep=False)
     out.pairs.finish(settings.seed, settings.pairs_per_dataset, counts)
     return out
 
 
+Visit = Callable[[list[Conversation]], None]
+
+
 class _Partitions:
-    """Each partition's conversations, built once: kept in memory for the second pass when
-    there is one partition, else spilled to ``spill`` (pickled) and read back."""
+    """Each partition's conversations, built once and handed to a visitor, one partition in
+    memory at a time: kept for the second pass when there is one partition, else spilled to
+    ``spill`` (pickled) and read back."""
 
     def __init__(self, tweets: _Tweets, nodes: _Nodes, partitions: int, spill: str) -> None:
         self._tweets = tweets
@@ -534,62 +541,68 @@ class _Partitions:
         self._spill = spill
         self._kept: list[Conversation] | None = None
 
-    def first_pass(self, counts: Counter[str], *, keep: bool) -> Iterator[list[Conversation]]:
+    def first_pass(self, counts: Counter[str], visit: Visit, *, keep: bool) -> None:
         for p in range(self._n):
             log.info("pair partition %d of %d", p + 1, self._n)
             part = self._nodes.conversations(self._tweets.rows(p, self._n), p, self._n, counts)
             if keep and self._n == 1:
                 self._kept = part
             elif keep:
-                with open(os.path.join(self._spill, f"{p}.pickle"), "wb") as f:
+                with open(self._path(p), "wb") as f:
                     pickle.dump(part, f, protocol=pickle.HIGHEST_PROTOCOL)
-            yield part
+            visit(part)
+            del part  # before the next partition is built
 
-    def second_pass(self) -> Iterator[list[Conversation]]:
+    def second_pass(self, visit: Visit) -> None:
         if self._kept is not None:
             part, self._kept = self._kept, None
-            yield part
+            visit(part)
             return
         for p in range(self._n):
-            path = os.path.join(self._spill, f"{p}.pickle")
-            with open(path, "rb") as f:
+            with open(self._path(p), "rb") as f:
                 part = pickle.load(f)
-            os.remove(path)
-            yield part
+            os.remove(self._path(p))
+            visit(part)
+            del part  # before the next partition is read
+
+    def _path(self, p: int) -> str:
+        return os.path.join(self._spill, f"{p}.pickle")
 
 
 def _choose_pairs(
-    partitions: Iterable[list[Conversation]],
+    part: list[Conversation],
     held: HeldOut,
     seed: int,
     counts: Counter[str],
     pairs: PairRows,
 ) -> None:
     """Each conversation's pairs, added to ``pairs``."""
-    for part in partitions:
-        for conversation in part:
-            result = pair_conversation(conversation, held, seed=seed)
-            for key, n in result.count_items():
-                counts[key] += n
-            for row in result.pairs:
-                pairs.add(row)
+    for conversation in part:
+        result = pair_conversation(conversation, held, seed=seed)
+        for key, n in result.count_items():
+            counts[key] += n
+        for row in result.pairs:
+            pairs.add(row)
 
 
-def _benchmarks(
-    partitions: Iterable[list[Conversation]],
-    seed: int,
-    config: BenchmarkConfig,
-    counts: Counter[str],
-) -> tuple[dict[str, list[dict[str, Any]]], HeldOut]:
-    """Choose the queries and negatives, over partitions, exactly as over the whole input.
+class _BenchmarkChoice:
+    """Choose the queries and negatives, partition by partition, exactly as over the whole
+    input.
 
     A partition keeps its ``queries`` best candidates per benchmark (the global best are
     among them), every negative under those candidates' roots (one of them may become a
     chosen query's root, or not), and its ``pool_size`` best negatives elsewhere.
     """
-    queries: dict[str, _Smallest[QueryCandidate]] = {}
-    pool: dict[str, list[PoolItem]] = defaultdict(list)
-    for part in partitions:
+
+    def __init__(self, seed: int, config: BenchmarkConfig, counts: Counter[str]) -> None:
+        self._seed = seed
+        self._config = config
+        self._counts = counts
+        self._queries: dict[str, _Smallest[QueryCandidate]] = {}
+        self._pool: dict[str, list[PoolItem]] = defaultdict(list)
+
+    def add(self, part: list[Conversation]) -> None:
+        seed, config, counts = self._seed, self._config, self._counts
         local: dict[str, _Smallest[QueryCandidate]] = {}
         for conversation in part:
             for bench, candidate in query_candidates(*conversation, seed=seed, config=config):
@@ -601,32 +614,40 @@ def _benchmarks(
         for root_id, _, quotes, replies in part:
             for bench, item in pool_items(root_id, quotes, replies, seed=seed):
                 if item.root_id in roots.get(bench, ()):
-                    pool[bench].append(item)
+                    self._pool[bench].append(item)
                 else:
                     elsewhere.setdefault(bench, _Smallest(config.pool_size, rank_key)).add(item)
         for bench, chosen in best.items():
-            queries.setdefault(bench, _Smallest(config.queries, rank_key)).extend(chosen)
+            self._queries.setdefault(bench, _Smallest(config.queries, rank_key)).extend(chosen)
         for bench, items in elsewhere.items():
-            pool[bench].extend(items.result())
-    selected = {bench: s.result() for bench, s in queries.items()}
-    rows: dict[str, list[dict[str, Any]]] = {}
-    for bench in sorted(set(selected) | set(pool)):
-        taken = {q.root_id for q in selected.get(bench, [])}
-        negatives = heapq.nsmallest(
-            config.pool_size, (p for p in pool[bench] if p.root_id not in taken), key=rank_key
+            self._pool[bench].extend(items.result())
+
+    def result(self) -> tuple[dict[str, list[dict[str, Any]]], HeldOut]:
+        """The ``benchmark.v1`` rows per benchmark and the tweets they hold out."""
+        config, counts = self._config, self._counts
+        selected = {bench: s.result() for bench, s in self._queries.items()}
+        rows: dict[str, list[dict[str, Any]]] = {}
+        for bench in sorted(set(selected) | set(self._pool)):
+            taken = {q.root_id for q in selected.get(bench, [])}
+            negatives = heapq.nsmallest(
+                config.pool_size,
+                (p for p in self._pool[bench] if p.root_id not in taken),
+                key=rank_key,
+            )
+            assembled = assemble(
+                bench, selected.get(bench, []), negatives, seed=self._seed, config=config
+            )
+            counts[f"benchmarks.{bench}.selected_queries"] += assembled.eligible_queries
+            counts[f"benchmarks.{bench}.queries_without_negatives"] += (
+                assembled.queries_without_negatives
+            )
+            counts[f"benchmarks.{bench}.rows"] += len(assembled.rows)
+            if assembled.rows:
+                rows[bench] = assembled.rows
+        held = held_out_sets(
+            item for bench_rows in rows.values() for r in bench_rows for item in held_out_items(r)
         )
-        assembled = assemble(bench, selected.get(bench, []), negatives, seed=seed, config=config)
-        counts[f"benchmarks.{bench}.selected_queries"] += assembled.eligible_queries
-        counts[f"benchmarks.{bench}.queries_without_negatives"] += (
-            assembled.queries_without_negatives
-        )
-        counts[f"benchmarks.{bench}.rows"] += len(assembled.rows)
-        if assembled.rows:
-            rows[bench] = assembled.rows
-    held = held_out_sets(
-        item for bench_rows in rows.values() for r in bench_rows for item in held_out_items(r)
-    )
-    return rows, held
+        return rows, held
 
 
 def _deduplicate(group: list[PairValues], seed: int, counts: Counter[str]) -> list[PairValues]:
