@@ -416,10 +416,9 @@ def _fast_bz2(data: bytes, limits: ReadLimits) -> bytes | None:
     assert _indexed_bzip2 is not None
     parts: list[bytes] = []
     total = 0
+    source = io.BytesIO(data)
     try:
-        with _indexed_bzip2.IndexedBzip2File(
-            io.BytesIO(data), parallelization=limits.bz2_threads
-        ) as f:
+        with _indexed_bzip2.IndexedBzip2File(source, parallelization=limits.bz2_threads) as f:
             while chunk := f.read(_OUT):
                 total += len(chunk)
                 if total > limits.max_member_bytes:
@@ -427,6 +426,11 @@ def _fast_bz2(data: bytes, limits: ReadLimits) -> bytes | None:
                 parts.append(chunk)
     except Exception:  # any decoder failure falls back to the stdlib decoder
         return None
+    finally:
+        # indexed_bzip2 (1.7.0) never releases the file object it reads from: closing it
+        # frees the member's bytes, which would otherwise stay in memory for good (about
+        # 0.5 KB per archive line, found by tracemalloc on a 1M-tweet archive).
+        source.close()
     return b"".join(parts)
 
 
