@@ -110,6 +110,23 @@ def test_same_release_when_pairs_and_shards_go_through_disk(
     assert sum(d["rows"] for d in manifest["datasets"].values()) > 0
 
 
+def test_same_benchmarks_when_every_candidate_list_is_trimmed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Queries and negatives are trimmed to the best few as partitions go by; with no slack
+    every trim happens as early as it can, and the choice must still be the global one."""
+    monkeypatch.setattr(local_pairs, "SMALLEST_SLACK", 0)
+    archive = tmp_path / "twitter-stream-2021-01-01.zip"
+    write_synthetic_archive(archive, tweets=3000, layout="zip-2020", seed=4)
+    config = TwitterConfig(
+        inputs=(str(archive),),
+        out=str(tmp_path / "release"),
+        benchmarks=BenchmarkConfig(queries=2, positives=2, negatives=3),
+    )
+    manifest = _engines_agree(config, partitions=(1, 4))
+    assert all(b["rows"] == 2 for b in manifest["benchmarks"].values()), manifest["benchmarks"]
+
+
 def _pair(dataset: str, anchor: str, positive: str, root: int, child: int) -> dict[str, Any]:
     return {
         "anchor": anchor,

@@ -76,6 +76,7 @@ LINK_COLUMNS = ["id", "lang", "reply_to_id", "quote_of_id"]
 BATCH_ROWS = 65_536
 MAX_PARTITIONS = 64  # one bit each in a uint64 mask
 ROWS_PER_PARTITION = 4_000_000
+SMALLEST_SLACK = 1024  # items a _Smallest holds beyond 2 n before it trims
 
 T = TypeVar("T")
 
@@ -231,7 +232,7 @@ class _Smallest(Generic[T]):
 
     def add(self, item: T) -> None:
         self._items.append(item)
-        if len(self._items) >= 2 * self._n + 1024:
+        if len(self._items) >= 2 * self._n + SMALLEST_SLACK:
             self._items = heapq.nsmallest(self._n, self._items, key=self._key)
 
     def extend(self, items: Iterable[T]) -> None:
@@ -590,8 +591,10 @@ class _BenchmarkChoice:
     input.
 
     A partition keeps its ``queries`` best candidates per benchmark (the global best are
-    among them), every negative under those candidates' roots (one of them may become a
-    chosen query's root, or not), and its ``pool_size`` best negatives elsewhere.
+    among them) and every negative under those candidates' roots (one of them may become a
+    chosen query's root, or not). A negative elsewhere can never be excluded as a chosen
+    query's own, so of those only the ``pool_size`` best over all partitions so far are
+    kept: memory is bounded by the benchmark size, not by the input or the partitions.
     """
 
     def __init__(self, seed: int, config: BenchmarkConfig, counts: Counter[str]) -> None:
@@ -600,6 +603,9 @@ class _BenchmarkChoice:
         self._counts = counts
         self._queries: dict[str, _Smallest[QueryCandidate]] = {}
         self._pool: dict[str, list[PoolItem]] = defaultdict(list)
+        self._elsewhere: defaultdict[str, _Smallest[PoolItem]] = defaultdict(
+            lambda: _Smallest(config.pool_size, rank_key)
+        )
 
     def add(self, part: list[Conversation]) -> None:
         seed, config, counts = self._seed, self._config, self._counts
@@ -610,21 +616,21 @@ class _BenchmarkChoice:
                 local.setdefault(bench, _Smallest(config.queries, rank_key)).add(candidate)
         best = {bench: s.result() for bench, s in local.items()}
         roots = {bench: {c.root_id for c in chosen} for bench, chosen in best.items()}
-        elsewhere: dict[str, _Smallest[PoolItem]] = {}
         for root_id, _, quotes, replies in part:
             for bench, item in pool_items(root_id, quotes, replies, seed=seed):
                 if item.root_id in roots.get(bench, ()):
                     self._pool[bench].append(item)
                 else:
-                    elsewhere.setdefault(bench, _Smallest(config.pool_size, rank_key)).add(item)
+                    self._elsewhere[bench].add(item)
         for bench, chosen in best.items():
             self._queries.setdefault(bench, _Smallest(config.queries, rank_key)).extend(chosen)
-        for bench, items in elsewhere.items():
-            self._pool[bench].extend(items.result())
 
     def result(self) -> tuple[dict[str, list[dict[str, Any]]], HeldOut]:
         """The ``benchmark.v1`` rows per benchmark and the tweets they hold out."""
         config, counts = self._config, self._counts
+        for bench, items in self._elsewhere.items():
+            self._pool[bench].extend(items.result())
+        self._elsewhere.clear()
         selected = {bench: s.result() for bench, s in self._queries.items()}
         rows: dict[str, list[dict[str, Any]]] = {}
         for bench in sorted(set(selected) | set(self._pool)):
