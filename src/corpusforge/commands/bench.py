@@ -86,7 +86,8 @@ def bench(
             "month ({:,} lines) extrapolated peak RSS: extract {:.1f} GB for one archive holding "
             "the whole month ({:+.0f} MB per million lines); pairs {:.1f} GB with the {} "
             "partitions the engine would choose (global {:.0f} MB and partitioned {:.0f} MB "
-            "per million lines), {:.1f} GB unpartitioned".format(
+            "per million lines), {:.1f} GB unpartitioned; benchmarks of {} queries, whose "
+            "candidate pool is bounded by their size".format(
                 report["scaling"]["month_lines"],
                 month["extract_rss_gb"],
                 month["extract_mb_per_million_lines"],
@@ -95,5 +96,6 @@ def bench(
                 month["pairs_global_mb_per_million_lines"],
                 month["pairs_partition_mb_per_million_lines"],
                 month["pairs_unpartitioned_rss_gb"],
+                report["scaling"]["benchmark_queries"],
             )
         )
