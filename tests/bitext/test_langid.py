@@ -30,8 +30,10 @@ def ident() -> LanguageIdentifier:
 @pytest.mark.parametrize("code", sorted(FLOORS))
 def test_accuracy_on_real_tatoeba(realdata: Path, ident: LanguageIdentifier, code: str) -> None:
     folder = realdata / "tatoeba-laser-v1"
-    for path, floor in ((folder / f"tatoeba.{code}-eng.{code}", FLOORS[code]),
-                        (folder / f"tatoeba.{code}-eng.eng", 0.98)):
+    for path, floor in (
+        (folder / f"tatoeba.{code}-eng.{code}", FLOORS[code]),
+        (folder / f"tatoeba.{code}-eng.eng", 0.98),
+    ):
         lines = path.read_text(encoding="utf-8").split("\n")[:-1]
         want = normalize_lang(path.suffix[1:])
         hits = sum(ident.predict(line)[0] == want for line in lines)
@@ -74,11 +76,26 @@ def test_load_is_cached_per_model_file(ident: LanguageIdentifier) -> None:
 @pytest.mark.parametrize(
     ("code", "want"),
     [
-        ("deu", "de"), ("eng", "en"), ("fra", "fr"), ("spa", "es"), ("ita", "it"),
-        ("ara", "ar"), ("tur", "tr"), ("ger", "de"), ("fre", "fr"), ("chi", "zh"),
-        ("cmn_Hans", "zh"), ("zh-Hant", "zh"), ("pt_BR", "pt"), ("sr_Latn", "sr"),
-        ("EN", "en"), ("__label__de", "de"), ("__label__ceb", "ceb"), ("ast", "ast"),
-        ("hbs", "sh"), (" nb ", "nb"),
+        ("deu", "de"),
+        ("eng", "en"),
+        ("fra", "fr"),
+        ("spa", "es"),
+        ("ita", "it"),
+        ("ara", "ar"),
+        ("tur", "tr"),
+        ("ger", "de"),
+        ("fre", "fr"),
+        ("chi", "zh"),
+        ("cmn_Hans", "zh"),
+        ("zh-Hant", "zh"),
+        ("pt_BR", "pt"),
+        ("sr_Latn", "sr"),
+        ("EN", "en"),
+        ("__label__de", "de"),
+        ("__label__ceb", "ceb"),
+        ("ast", "ast"),
+        ("hbs", "sh"),
+        (" nb ", "nb"),
     ],
 )
 def test_normalize_lang(code: str, want: str) -> None:

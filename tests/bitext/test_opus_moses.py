@@ -34,9 +34,7 @@ def test_real_tatoeba_pairs_line_by_line(realdata: Path) -> None:
 
 def test_real_rf_moses_files(realdata: Path) -> None:
     folder = realdata / "opus-rf-sample" / "t" / "moses"
-    items = list(
-        read_moses_files(str(folder / "RF-tokenized.en"), str(folder / "RF-tokenized.fr"))
-    )
+    items = list(read_moses_files(str(folder / "RF-tokenized.en"), str(folder / "RF-tokenized.fr")))
     pairs = [item for item in items if isinstance(item, RawPair)]
     assert len(pairs) == len(items) == 175
     assert {(p.src_lang, p.trg_lang, p.dataset) for p in pairs} == {("en", "fr", "RF-tokenized")}
@@ -150,8 +148,15 @@ def test_moses_zip_without_members_or_not_a_zip(tmp_path: Path) -> None:
 
 
 def test_moses_members_pairs_sides_and_ignores_the_rest() -> None:
-    names = ["README", "A.de-en.de", "A.de-en.en", "A.de-en.ids", "B.de-en.de", "x/C.en-fr.fr",
-             "x/C.en-fr.en"]
+    names = [
+        "README",
+        "A.de-en.de",
+        "A.de-en.en",
+        "A.de-en.ids",
+        "B.de-en.de",
+        "x/C.en-fr.fr",
+        "x/C.en-fr.en",
+    ]
     assert moses_members(names) == [
         ("A.de-en.de", "A.de-en.en", "de", "en"),
         ("x/C.en-fr.en", "x/C.en-fr.fr", "en", "fr"),

@@ -49,15 +49,25 @@ def test_tmx_units_pairs_letters_and_skips(tmp_path: Path) -> None:
     path.write_text(TMX, encoding="utf-8")
     items = list(read_tmx(str(path)))
     assert [type(i).__name__ for i in items] == [
-        "RawPair", "DeadLetter", "RawPair", "DeadLetter", "Skipped", "RawPair"
+        "RawPair",
+        "DeadLetter",
+        "RawPair",
+        "DeadLetter",
+        "Skipped",
+        "RawPair",
     ]
     first, count, inline, nolang, blank, legacy = items
     assert isinstance(first, RawPair)
     assert (first.src, first.trg, first.src_lang, first.trg_lang) == (
-        "Guten Morgen", "Good morning", "de", "en"
+        "Guten Morgen",
+        "Good morning",
+        "de",
+        "en",
     )
     assert (first.dataset, first.origin_file, first.origin_line) == (
-        "Demo", "Demo_v1_tmx_de-en.tmx", 5
+        "Demo",
+        "Demo_v1_tmx_de-en.tmx",
+        5,
     )
     assert isinstance(count, DeadLetter) and count.reason == "parse_segment_count"
     assert count.origin_line == 9 and "3 <tuv>" in count.detail
@@ -73,7 +83,7 @@ def test_gzipped_and_truncated_tmx(tmp_path: Path) -> None:
     path = tmp_path / "de-en.tmx.gz"
     path.write_bytes(gzip.compress(TMX.encode()))
     assert sum(isinstance(i, RawPair) for i in read_tmx(str(path), dataset="d")) == 3
-    cut = TMX[: TMX.index("<tu>\n  <tuv xml:lang=\"de\"><seg>eins")] + "<tu><tuv"
+    cut = TMX[: TMX.index('<tu>\n  <tuv xml:lang="de"><seg>eins')] + "<tu><tuv"
     (tmp_path / "cut.tmx").write_text(cut, encoding="utf-8")
     items = list(read_tmx(str(tmp_path / "cut.tmx")))
     assert isinstance(items[0], RawPair)

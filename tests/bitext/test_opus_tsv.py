@@ -44,8 +44,12 @@ def test_plain_pairs_take_languages_from_the_name(tmp_path: Path) -> None:
 def test_tatoeba_layout_reads_languages_per_line(tmp_path: Path) -> None:
     uri = _tsv(
         tmp_path / "test.txt",
-        ["deu\teng\tIch bin hier.\tI am here.", "tur\teng\tMerhaba.", "xx1\teng\ta\tb",
-         "spa\teng\tHola.\tHello."],
+        [
+            "deu\teng\tIch bin hier.\tI am here.",
+            "tur\teng\tMerhaba.",
+            "xx1\teng\ta\tb",
+            "spa\teng\tHola.\tHello.",
+        ],
     )
     items = list(read_tsv(uri, dataset="tatoeba-challenge"))
     assert isinstance(items[0], RawPair) and items[0].lang_pair == "de-en"
@@ -86,7 +90,9 @@ def test_undetectable_lines_are_dead_letters_until_one_decides(tmp_path: Path) -
     uri = _tsv(tmp_path / "x.de-en.tsv", ["header only", "", "Hallo\tHello"])
     items = list(read_tsv(uri))
     assert [getattr(i, "reason", None) for i in items] == [
-        "parse_unknown_layout", "parse_unknown_layout", None
+        "parse_unknown_layout",
+        "parse_unknown_layout",
+        None,
     ]
 
 

@@ -104,10 +104,15 @@ def test_links_out_of_order_bad_and_missing(corpus: Path) -> None:
     )
     items = list(read_xces(uri, dataset="demo"))
     assert [type(i).__name__ for i in items] == [
-        "RawPair", "DeadLetter", "DeadLetter", "Skipped", "RawPair"
+        "RawPair",
+        "DeadLetter",
+        "DeadLetter",
+        "Skipped",
+        "RawPair",
     ]
     assert isinstance(items[0], RawPair) and (items[0].src, items[0].trg) == (
-        "Wie geht es", "How are you"
+        "Wie geht es",
+        "How are you",
     )
     assert isinstance(items[1], DeadLetter) and items[1].reason == "align_missing_sentence"
     assert "de/a.xml.gz#s9" in items[1].detail and items[1].origin_line == 6

@@ -59,7 +59,10 @@ def test_read_paranmt_goes_on_after_bad_lines(tmp_path: Path) -> None:
     path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
     items = list(read_paranmt(str(path)))
     assert [type(i).__name__ for i in items] == [
-        "RawParaphrase", "DeadLetter", "DeadLetter", "RawParaphrase"
+        "RawParaphrase",
+        "DeadLetter",
+        "DeadLetter",
+        "RawParaphrase",
     ]
     assert [i.origin_line for i in items] == [1, 2, 3, 4]
     assert {i.origin_file for i in items} == {"para-nmt-5k.txt.gz"}
