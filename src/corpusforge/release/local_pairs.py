@@ -38,6 +38,8 @@ import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
+from itertools import chain
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -513,16 +515,14 @@ def _pair_stage(
     bench = settings.benchmarks
     parts = _Partitions(tweets, nodes, partitions, spill)
 
-    def choose_pairs(part: list[Conversation], held: HeldOut = (frozenset(), frozenset())) -> None:
-        _choose_pairs(part, held, settings.seed, counts, out.pairs)
-
+    choose_pairs = partial(_choose_pairs, seed=settings.seed, counts=counts, pairs=out.pairs)
     if bench is not None and bench.queries > 0:
         choice = _BenchmarkChoice(settings.seed, bench, counts)
         parts.first_pass(counts, choice.add, keep=True)
         out.benchmarks, held = choice.result()
-        parts.second_pass(lambda part: choose_pairs(part, held))
+        parts.second_pass(partial(choose_pairs, held=held))
     else:
-        parts.first_pass(counts, choose_pairs, keep=False)
+        parts.first_pass(counts, partial(choose_pairs, held=(frozenset(), frozenset())), keep=False)
     out.pairs.finish(settings.seed, settings.pairs_per_dataset, counts)
     return out
 
@@ -628,17 +628,14 @@ class _BenchmarkChoice:
     def result(self) -> tuple[dict[str, list[dict[str, Any]]], HeldOut]:
         """The ``benchmark.v1`` rows per benchmark and the tweets they hold out."""
         config, counts = self._config, self._counts
-        for bench, items in self._elsewhere.items():
-            self._pool[bench].extend(items.result())
-        self._elsewhere.clear()
         selected = {bench: s.result() for bench, s in self._queries.items()}
+        elsewhere = {bench: s.result() for bench, s in self._elsewhere.items()}
         rows: dict[str, list[dict[str, Any]]] = {}
-        for bench in sorted(set(selected) | set(self._pool)):
+        for bench in sorted(set(selected) | set(self._pool) | set(elsewhere)):
             taken = {q.root_id for q in selected.get(bench, [])}
+            pool = chain(self._pool.get(bench, []), elsewhere.get(bench, []))
             negatives = heapq.nsmallest(
-                config.pool_size,
-                (p for p in self._pool[bench] if p.root_id not in taken),
-                key=rank_key,
+                config.pool_size, (p for p in pool if p.root_id not in taken), key=rank_key
             )
             assembled = assemble(
                 bench, selected.get(bench, []), negatives, seed=self._seed, config=config
