@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -48,14 +47,15 @@ def test_same_build_twice_gives_identical_bytes(
     assert first["files"] == second["files"] == reference["files"]
 
 
-def _kill_when(
-    out: Path, archive: str, ready: Callable[[Path], bool], engine: str = "auto"
-) -> None:
-    proc = subprocess.Popen(
+def _kill_after_first_shard(out: Path, archive: str, folder_part: str, engine: str) -> None:
+    """Run the build in a child that SIGKILLs itself once its first Parquet file under a
+    path containing ``folder_part`` has landed (``killed_build.py``)."""
+    proc = subprocess.run(
         [
             sys.executable,
-            "-m",
-            "pipelines.twitter_pairs",
+            str(Path(__file__).with_name("killed_build.py")),
+            folder_part,
+            "--",
             "--input",
             archive,
             "--out",
@@ -66,44 +66,44 @@ def _kill_when(
             engine,
         ],
         cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=240,
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])},
     )
-    deadline = time.monotonic() + 240
-    try:
-        while proc.poll() is None and time.monotonic() < deadline:
-            if ready(out):
-                proc.send_signal(signal.SIGKILL)
-                break
-            time.sleep(0.02)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-    assert proc.returncode == -signal.SIGKILL, "the build ended before it could be killed"
+    assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
 
 
-def _during_extract(out: Path) -> bool:
-    return any((out / "tweets").glob("*/tweets/*.parquet*")) and not any(
+def _killed_in_extract(out: Path) -> bool:
+    return any((out / "tweets").glob("*/tweets/*.parquet")) and not any(
         (out / "tweets").glob("*/_SUCCESS")
     )
 
 
-def _during_pairs(out: Path) -> bool:
-    return (out / "_staging").exists()
+def _killed_in_pairs(out: Path) -> bool:
+    return any((out / "_staging").rglob("*.parquet")) and any((out / "tweets").glob("*/_SUCCESS"))
 
 
 @pytest.mark.parametrize(
-    ("moment", "engine"),
-    [(_during_extract, "auto"), (_during_pairs, "local"), (_during_pairs, "beam")],
+    ("folder_part", "killed_as_planned", "engine"),
+    [
+        ("/tweets/", _killed_in_extract, "auto"),
+        ("/_staging/", _killed_in_pairs, "local"),
+        ("/_staging/", _killed_in_pairs, "beam"),
+    ],
     ids=["extract", "pairs-local", "pairs-beam"],
 )
 def test_killed_build_runs_again_to_the_same_result(
-    archive: str, reference: dict, tmp_path: Path, moment: Callable[[Path], bool], engine: str
+    archive: str,
+    reference: dict,
+    tmp_path: Path,
+    folder_part: str,
+    killed_as_planned: Callable[[Path], bool],
+    engine: str,
 ) -> None:
     out = tmp_path / "release"
-    _kill_when(out, archive, moment, engine)
+    _kill_after_first_shard(out, archive, folder_part, engine)
+    assert killed_as_planned(out)
     assert not (out / "manifest.json").exists()
     again = build(TwitterConfig(inputs=(archive,), out=str(out), benchmarks=BENCH))
     assert again["files"] == reference["files"]
