@@ -52,7 +52,9 @@ def _engines_agree(config: TwitterConfig, partitions: tuple[int, ...] = (1, 3)) 
         ("tar-2022", "v2", {}),
         ("tar-2013", "v1", {"pairs_per_dataset": 40, "clean": "ct"}),
         ("zip-2020", "v1", {"benchmarks": BenchmarkConfig(queries=0), "langs": ("en", "es")}),
+        ("zip-2020", "v1", {"lid": "fasttext", "langs": ("en", "es")}),
     ],
+    ids=["zip-2020", "tar-2022", "tar-2013-sampled-ct", "no-benchmarks-en-es", "fasttext-en-es"],
 )
 def test_same_release_as_the_beam_pipeline(
     tmp_path: Path, layout: str, api: str, options: dict[str, Any]
@@ -292,6 +294,43 @@ def test_one_partition_of_conversations_in_memory_at_a_time(
     assert manifest["benchmarks"]["dr"]["rows"] > 0  # so the two-pass path ran
     assert len(others_alive) >= 8  # four partitions built, four read back
     assert others_alive == [0] * len(others_alive)
+
+
+def test_fasttext_predicts_each_record_once_whatever_the_partitions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The counting pass decides each record's language; the partition passes reuse it."""
+    from corpusforge.text.langid import LanguageIdentifier
+
+    archive = tmp_path / "twitter-stream-2021-01-01.zip"
+    write_synthetic_archive(archive, tweets=2000, layout="zip-2020", seed=4)
+    release = tmp_path / "release"
+    build(TwitterConfig(inputs=(str(archive),), out=str(release), benchmarks=BENCH))
+    tweet_files = sorted(str(p) for p in release.glob("tweets/*/tweets/*.parquet"))
+    delete_files = sorted(str(p) for p in release.glob("tweets/*/deletes/*.parquet"))
+    settings = PairSettings(
+        clean="paper", min_chars=20, langs=("en", "es"), seed=0, benchmarks=BENCH, lid_model=""
+    )
+    predicted = Counter[str]()
+    predict = LanguageIdentifier.predict
+
+    def counting(self: LanguageIdentifier, text: str) -> tuple[str, float]:
+        predicted["calls"] += 1
+        return predict(self, text)
+
+    monkeypatch.setattr(LanguageIdentifier, "predict", counting)
+    rows = {}
+    for k in (1, 3):
+        predicted.clear()
+        with pair_tweets(tweet_files, delete_files, settings, partitions=k) as stage:
+            rows[k] = sorted(tuple(r.values()) for r in stage.pairs)
+            assert stage.counts["records_in_conversations"] > 0
+            assert (
+                predicted["calls"]
+                == stage.counts["records_in"]
+                == sum(pq.read_metadata(f).num_rows for f in tweet_files)
+            )
+    assert rows[1] == rows[3] and rows[1]
 
 
 def test_auto_engine_is_local_only_without_a_runner_or_workers() -> None:

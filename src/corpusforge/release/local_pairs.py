@@ -273,12 +273,24 @@ def _ids(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     return np.asarray(pc.fill_null(column, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
+@dataclass(frozen=True)
+class _Decision:
+    """What the counting pass decided for one batch of rows: which rows are kept (packed
+    bits) and, with fastText, the language predicted for each kept row (an index into the
+    selected languages)."""
+
+    rows: int
+    keep: np.ndarray
+    langs: np.ndarray | None
+
+
 class _Tweets:
     """The selected-language conversation rows of the extracts, read in column batches.
 
     The language (Twitter's field, or fastText's prediction on the cleaned text) and the
     conversation test (replies, quotes, or is replied to or quoted) are decided once, in a
-    counting pass; later passes read only the rows of one partition.
+    counting pass, and kept (one bit a row, one byte a kept row's predicted language); later
+    passes read only the rows of one partition and decide nothing again.
     """
 
     def __init__(self, files: Sequence[str], settings: PairSettings) -> None:
@@ -291,6 +303,7 @@ class _Tweets:
             self._lid = LanguageIdentifier.load(settings.lid_model or None)
             self._profile = get_profile(settings.clean)
         self.parents = self._parent_ids()
+        self._decisions: list[_Decision] = []
 
     def _batches(self, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
         for path in self._files:
@@ -307,39 +320,55 @@ class _Tweets:
                 parts.append(values[values >= 0])
         return _sorted_unique(parts)
 
-    def _selected(self, batch: pa.RecordBatch, counts: Counter[str] | None) -> pa.RecordBatch:
-        """The batch's rows in a selected language that are in a conversation."""
+    def _decide(self, batch: pa.RecordBatch, counts: Counter[str]) -> _Decision:
+        """Which of the batch's rows are in a selected language and in a conversation."""
+        langs = batch["lang"]
         if self._lid is not None:
             texts = batch["text"].to_pylist()
-            langs = [self._lid.predict(clean_text(t, self._profile))[0] for t in texts]
-            batch = batch.set_column(
-                batch.schema.get_field_index("lang"), "lang", pa.array(langs, pa.string())
+            langs = pa.array(
+                [self._lid.predict(clean_text(t, self._profile))[0] for t in texts], pa.string()
             )
-        in_lang = pc.fill_null(pc.is_in(batch["lang"], self._langs), False).to_numpy(
-            zero_copy_only=False
-        )
+        in_lang = pc.fill_null(pc.is_in(langs, self._langs), False).to_numpy(zero_copy_only=False)
         linked = (_ids(batch["reply_to_id"]) >= 0) | (_ids(batch["quote_of_id"]) >= 0)
         keep = in_lang & (linked | _member_of(_ids(batch["id"]), self.parents))
-        if counts is not None:
-            _add(counts, "records_in", batch.num_rows)
-            _add(counts, "records_lang_not_selected", int(batch.num_rows - in_lang.sum()))
-            _add(counts, "records_in_conversations", int(keep.sum()))
-            _add(counts, "records_outside_conversations", int(in_lang.sum() - keep.sum()))
-        return batch.filter(pa.array(keep))
+        _add(counts, "records_in", batch.num_rows)
+        _add(counts, "records_lang_not_selected", int(batch.num_rows - in_lang.sum()))
+        _add(counts, "records_in_conversations", int(keep.sum()))
+        _add(counts, "records_outside_conversations", int(in_lang.sum() - keep.sum()))
+        codes = None
+        if self._lid is not None:
+            kept_langs = pc.index_in(langs.filter(pa.array(keep)), self._langs)
+            codes = kept_langs.to_numpy().astype(np.min_scalar_type(len(self._langs)))
+        return _Decision(batch.num_rows, np.packbits(keep), codes)
 
     def count_and_ids(self, counts: Counter[str]) -> np.ndarray:
         """Count every row read (the accounting of the record filter); the kept ids, sorted.
 
         Keeps each kept row's id and links (24 bytes a row) for :meth:`plan`.
         """
-        columns = None if self._lid is not None else LINK_COLUMNS
+        columns = LINK_COLUMNS + (["text"] if self._lid is not None else [])
         links: list[list[np.ndarray]] = [[], [], []]
         for batch in self._batches(columns):
-            kept = self._selected(batch, counts)
+            decision = self._decide(batch, counts)
+            self._decisions.append(decision)
+            kept = self._kept(batch, decision)
             for i, column in enumerate(("id", "reply_to_id", "quote_of_id")):
                 links[i].append(_ids(kept[column]))
         self._links = [np.concatenate(parts) if parts else np.empty(0, np.int64) for parts in links]
         return np.unique(self._links[0])
+
+    def _kept(self, batch: pa.RecordBatch, decision: _Decision) -> pa.RecordBatch:
+        """The batch's kept rows, with the predicted language when fastText decided it."""
+        if batch.num_rows != decision.rows:
+            raise RuntimeError(
+                f"a batch of {batch.num_rows} rows where the counting pass read {decision.rows}:"
+                " the extracts changed during the pair stage"
+            )
+        kept = batch.filter(pa.array(np.unpackbits(decision.keep, count=decision.rows) == 1))
+        if decision.langs is None:
+            return kept
+        langs = self._langs.take(pa.array(decision.langs))
+        return kept.set_column(kept.schema.get_field_index("lang"), "lang", langs)
 
     @property
     def kept_rows(self) -> int:
@@ -369,15 +398,16 @@ class _Tweets:
     def rows(self, partition: int, partitions: int) -> Iterator[dict[str, Any]]:
         """The kept rows of every tweet that is, replies to or quotes a root of ``partition``."""
         bit = np.uint64(1) << np.uint64(partition)
-        for batch in self._batches():
-            if partitions > 1:  # cheap columns first: most rows are in another partition
-                ids = _ids(batch["id"])
+        for batch, decision in zip(self._batches(), self._decisions, strict=True):
+            kept = self._kept(batch, decision)
+            if partitions > 1:
+                ids = _ids(kept["id"])
                 i = np.minimum(np.searchsorted(self._ids, ids), max(len(self._ids) - 1, 0))
                 near = np.zeros(len(ids), dtype=bool)
                 if len(self._ids):
                     near = (self._ids[i] == ids) & ((self._masks[i] & bit) != 0)
-                batch = batch.filter(pa.array(near))
-            yield from self._selected(batch, None).to_pylist()
+                kept = kept.filter(pa.array(near))
+            yield from kept.to_pylist()
 
 
 def _add(counts: Counter[str], key: str, n: int) -> None:
