@@ -233,13 +233,14 @@ def measure(
 
 
 def make_archive(folder: Path, tweets: int, layout: str, seed: int = 0) -> str:
-    """A synthetic archive of ``tweets`` tweets (reused when already there)."""
+    """A synthetic archive of ``tweets`` tweets (reused when already there), written by one
+    process per core, without the ground-truth file the bench never reads."""
     from corpusforge.sources.twitter.synth import write_synthetic_archive
 
     suffix = {"zip-2020": ".zip", "tar-gz": ".tar.gz"}.get(layout, ".tar")
     path = folder / f"bench-{layout}-{tweets}-{seed}{suffix}"
     if not path.exists():
-        write_synthetic_archive(path, tweets=tweets, layout=layout, seed=seed)
+        write_synthetic_archive(path, tweets=tweets, layout=layout, seed=seed, truth=False)
     return str(path)
 
 
