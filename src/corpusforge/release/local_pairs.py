@@ -47,6 +47,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from corpusforge.sources.twitter import idsets
 from corpusforge.sources.twitter.benchmarks import (
     BenchmarkConfig,
     PoolItem,
@@ -256,18 +257,6 @@ def partition_of(ids: np.ndarray, partitions: int) -> np.ndarray:
     return (x % np.uint64(partitions)).astype(np.int64)
 
 
-def _sorted_unique(parts: list[np.ndarray]) -> np.ndarray:
-    return np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
-
-
-def _member_of(values: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:
-    """``values[i] in sorted_ids`` for each i, by binary search."""
-    if len(sorted_ids) == 0:
-        return np.zeros(len(values), dtype=bool)
-    i = np.minimum(np.searchsorted(sorted_ids, values), len(sorted_ids) - 1)
-    return np.asarray(sorted_ids[i] == values)
-
-
 def _ids(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     """An int64 column as NumPy, nulls as ``-1`` (no tweet id is negative)."""
     return np.asarray(pc.fill_null(column, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
@@ -318,7 +307,7 @@ class _Tweets:
             for column in ("reply_to_id", "quote_of_id"):
                 values = _ids(batch[column])
                 parts.append(values[values >= 0])
-        return _sorted_unique(parts)
+        return idsets.union(parts)
 
     def _decide(self, batch: pa.RecordBatch, counts: Counter[str]) -> _Decision:
         """Which of the batch's rows are in a selected language and in a conversation."""
@@ -330,7 +319,7 @@ class _Tweets:
             )
         in_lang = pc.fill_null(pc.is_in(langs, self._langs), False).to_numpy(zero_copy_only=False)
         linked = (_ids(batch["reply_to_id"]) >= 0) | (_ids(batch["quote_of_id"]) >= 0)
-        keep = in_lang & (linked | _member_of(_ids(batch["id"]), self.parents))
+        keep = in_lang & (linked | idsets.member_of(_ids(batch["id"]), self.parents))
         _add(counts, "records_in", batch.num_rows)
         _add(counts, "records_lang_not_selected", int(batch.num_rows - in_lang.sum()))
         _add(counts, "records_in_conversations", int(keep.sum()))
@@ -442,7 +431,7 @@ class _Nodes:
         for row in rows:
             by_id[row["id"]].append(row)
         ids = sorted(by_id)
-        deleted = _member_of(np.asarray(ids, dtype=np.int64), self._deleted)
+        deleted = idsets.member_of(np.asarray(ids, dtype=np.int64), self._deleted)
         home = _home(ids, partition, partitions)
         nodes: dict[int, Node] = {}
         quotes: dict[int, list[Node]] = defaultdict(list)
@@ -484,8 +473,8 @@ def _deleted_ids(delete_files: Sequence[str], kept: np.ndarray) -> np.ndarray:
     for path in delete_files:
         for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, columns=["id"]):
             ids = _ids(batch["id"])
-            parts.append(ids[_member_of(ids, kept)])
-    return _sorted_unique(parts)
+            parts.append(ids[idsets.member_of(ids, kept)])
+    return idsets.union(parts)
 
 
 def pair_tweets(

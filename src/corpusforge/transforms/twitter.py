@@ -25,6 +25,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
 
 from corpusforge import progress
+from corpusforge.sources.twitter import idsets
 from corpusforge.sources.twitter.archive import (
     MemberOpened,
     MemberRef,
@@ -276,15 +277,6 @@ class ExtractedTweets(beam.PTransform):
 # Pairs
 
 
-def _sorted_ids(ids: Iterable[int]) -> np.ndarray:
-    return np.unique(np.fromiter(ids, dtype=np.int64))
-
-
-def _contains(sorted_ids: np.ndarray, tweet_id: int) -> bool:
-    i = int(np.searchsorted(sorted_ids, tweet_id))
-    return i < len(sorted_ids) and int(sorted_ids[i]) == tweet_id
-
-
 class _SelectLangFn(beam.DoFn):
     """Tweet rows -> the rows in a selected language (main); counts of the others.
 
@@ -325,7 +317,7 @@ class _InConversationFn(beam.DoFn):
         if (
             row["reply_to_id"] is not None
             or row["quote_of_id"] is not None
-            or _contains(parents, row["id"])
+            or idsets.contains(parents, row["id"])
         ):
             yield TaggedOutput(COUNTS, ("records_in_conversations", 1))
             yield row
@@ -412,10 +404,10 @@ class _SortedIdsFn(beam.CombineFn):
         arrays, pending = acc
         pending.append(tweet_id)
         if len(pending) >= 65_536:
-            arrays.append(_sorted_ids(pending))
+            arrays.append(idsets.sorted_ids(pending))
             pending.clear()
             if len(arrays) > 64:  # fold now and then: amortised, and memory stays compact
-                arrays[:] = [np.unique(np.concatenate(arrays))]
+                arrays[:] = [idsets.union(arrays)]
         return acc
 
     def merge_accumulators(
@@ -427,13 +419,13 @@ class _SortedIdsFn(beam.CombineFn):
             arrays.extend(a)
             pending.extend(p)
         if pending:
-            arrays.append(_sorted_ids(pending))
-        return ([np.unique(np.concatenate(arrays))] if arrays else []), []
+            arrays.append(idsets.sorted_ids(pending))
+        return ([idsets.union(arrays)] if arrays else []), []
 
     def extract_output(self, acc: tuple[list[np.ndarray], list[int]]) -> np.ndarray:
         arrays, pending = acc
-        parts = [*arrays, _sorted_ids(pending)] if pending else arrays
-        return np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+        parts = [*arrays, idsets.sorted_ids(pending)] if pending else arrays
+        return idsets.union(parts)
 
 
 class _NodeFn(beam.DoFn):
@@ -666,7 +658,8 @@ class TwitterPairs(beam.PTransform):
             inputs["deletes"]
             | "DeletesInConversations"
             >> beam.Filter(
-                lambda r, ids: _contains(ids, r["id"]), ids=beam.pvalue.AsSingleton(relevant["ids"])
+                lambda r, ids: idsets.contains(ids, r["id"]),
+                ids=beam.pvalue.AsSingleton(relevant["ids"]),
             )
             | "KeyDeleteById" >> beam.Map(lambda r: (r["id"], True))
         )
