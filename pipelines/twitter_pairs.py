@@ -39,5 +39,5 @@ def run(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.INFO)
+    logging.basicConfig(level=logging.INFO, force=True)  # importing Beam may have configured it
     sys.exit(run())

@@ -77,11 +77,11 @@ def build(
 
     Extra ``--flag=value`` arguments are passed to Beam as pipeline options.
     """
+    configure_logging(quiet)
     from corpusforge.options_bitext import BitextConfig
     from corpusforge.release.bitext_build import build as run_build
     from corpusforge.text.pairfilters import BitextFilterConfig, LanguageFilterConfig
 
-    configure_logging(quiet)
     try:
         config = BitextConfig(
             inputs=tuple(inputs),

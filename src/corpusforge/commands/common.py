@@ -19,7 +19,7 @@ RowsPerShard = Annotated[int, typer.Option(help="target rows per Parquet shard")
 Runner = Annotated[
     str | None, typer.Option(help="Beam runner (default: the in-process FnApiRunner)")
 ]
-Quiet = Annotated[bool, typer.Option("--quiet", help="print only errors")]
+Quiet = Annotated[bool, typer.Option("--quiet", help="print only warnings and errors")]
 LidModel = Annotated[
     str | None,
     typer.Option(help="fastText lid.176.bin/.ftz (default: $CORPUSFORGE_LID_MODEL, else bundled)"),
@@ -38,9 +38,28 @@ def beam_args(ctx: typer.Context, runner: str | None) -> list[str]:
     return args
 
 
+BEAM_IMPORT_NOISE = ("apitools not found", "No module named google.cloud.bigquery_storage_v1")
+"""The starts of the messages Beam's BigQuery modules log when Beam is imported without its
+GCP extras: corpusforge never uses BigQuery."""
+
+
+def _not_beam_import_noise(record: logging.LogRecord) -> bool:
+    from_beam_gcp = "apache_beam" in record.pathname and "gcp" in record.pathname
+    return not (from_beam_gcp and record.getMessage().startswith(BEAM_IMPORT_NOISE))
+
+
 def configure_logging(quiet: bool) -> None:
-    """INFO for a build's own messages, WARNING with ``--quiet``."""
-    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(message)s")
+    """INFO for a build's own messages, WARNING with ``--quiet``; call it before importing Beam.
+
+    Importing Beam without its GCP extras configures the root logger itself (WARNING, with
+    level and logger names) to print a warning about BigQuery clients; ``force`` replaces
+    that configuration, and Beam's BigQuery import messages are left out.
+    """
+    logging.basicConfig(
+        level=logging.WARNING if quiet else logging.INFO, format="%(message)s", force=True
+    )
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_not_beam_import_noise)
 
 
 def run_and_report(

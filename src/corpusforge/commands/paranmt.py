@@ -61,11 +61,11 @@ def build(
 
     Extra ``--flag=value`` arguments are passed to Beam as pipeline options.
     """
+    configure_logging(quiet)
     from corpusforge.options_bitext import ParaphraseConfig
     from corpusforge.release.paranmt_build import build as run_build
     from corpusforge.text.pairfilters import LanguageFilterConfig, ParaphraseFilterConfig
 
-    configure_logging(quiet)
     try:
         config = ParaphraseConfig(
             inputs=tuple(inputs),

@@ -79,11 +79,11 @@ def build(
 
     Extra ``--flag=value`` arguments are passed to Beam as pipeline options.
     """
+    configure_logging(quiet)
     from corpusforge.options import TwitterConfig
     from corpusforge.sources.twitter.archive import ReadLimits
     from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
 
-    configure_logging(quiet)
     try:
         config = TwitterConfig(
             inputs=tuple(inputs),
