@@ -390,11 +390,8 @@ class _Tweets:
         for batch, decision in zip(self._batches(), self._decisions, strict=True):
             kept = self._kept(batch, decision)
             if partitions > 1:
-                ids = _ids(kept["id"])
-                i = np.minimum(np.searchsorted(self._ids, ids), max(len(self._ids) - 1, 0))
-                near = np.zeros(len(ids), dtype=bool)
-                if len(self._ids):
-                    near = (self._ids[i] == ids) & ((self._masks[i] & bit) != 0)
+                i, near = idsets.find(_ids(kept["id"]), self._ids)
+                near[near] = (self._masks[i[near]] & bit) != 0  # found, and in this partition
                 kept = kept.filter(pa.array(near))
             yield from kept.to_pylist()
 

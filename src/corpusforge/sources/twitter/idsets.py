@@ -29,9 +29,18 @@ def contains(ids: np.ndarray, tweet_id: int) -> bool:
     return i < len(ids) and int(ids[i]) == tweet_id
 
 
+def find(values: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each of ``values``, its position in the set ``ids`` and whether it is there.
+
+    A position is meaningful only where the value is found: use it to read an array kept
+    beside ``ids``.
+    """
+    if len(ids) == 0:
+        return np.zeros(len(values), dtype=np.intp), np.zeros(len(values), dtype=bool)
+    i = np.minimum(np.searchsorted(ids, values), len(ids) - 1)
+    return i, np.asarray(ids[i] == values)
+
+
 def member_of(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """A boolean array: whether the set ``ids`` holds ``values[i]``, for each i."""
-    if len(ids) == 0:
-        return np.zeros(len(values), dtype=bool)
-    i = np.minimum(np.searchsorted(ids, values), len(ids) - 1)
-    return np.asarray(ids[i] == values)
+    return find(values, ids)[1]
