@@ -38,14 +38,23 @@ def beam_args(ctx: typer.Context, runner: str | None) -> list[str]:
     return args
 
 
-BEAM_IMPORT_NOISE = ("apitools not found", "No module named google.cloud.bigquery_storage_v1")
-"""The starts of the messages Beam's BigQuery modules log when Beam is imported without its
+class _DropStartingWith(logging.Filter):
+    def __init__(self, prefix: str) -> None:
+        super().__init__()
+        self.prefix = prefix
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(self.prefix)
+
+
+BEAM_IMPORT_NOISE = {
+    "": _DropStartingWith("apitools not found"),  # the root logger
+    "apache_beam.io.gcp.bigquery": _DropStartingWith(
+        "No module named google.cloud.bigquery_storage_v1"
+    ),
+}
+"""The messages Beam's BigQuery modules log, by logger, when Beam is imported without its
 GCP extras: corpusforge never uses BigQuery."""
-
-
-def _not_beam_import_noise(record: logging.LogRecord) -> bool:
-    from_beam_gcp = "apache_beam" in record.pathname and "gcp" in record.pathname
-    return not (from_beam_gcp and record.getMessage().startswith(BEAM_IMPORT_NOISE))
 
 
 def configure_logging(quiet: bool) -> None:
@@ -53,13 +62,14 @@ def configure_logging(quiet: bool) -> None:
 
     Importing Beam without its GCP extras configures the root logger itself (WARNING, with
     level and logger names) to print a warning about BigQuery clients; ``force`` replaces
-    that configuration, and Beam's BigQuery import messages are left out.
+    that configuration, and filters on the loggers that emit them leave out Beam's BigQuery
+    import messages, whichever handlers print the rest.
     """
     logging.basicConfig(
         level=logging.WARNING if quiet else logging.INFO, format="%(message)s", force=True
     )
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(_not_beam_import_noise)
+    for name, noise in BEAM_IMPORT_NOISE.items():
+        logging.getLogger(name).addFilter(noise)
 
 
 def run_and_report(
