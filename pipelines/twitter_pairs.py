@@ -14,6 +14,7 @@ import json
 import logging
 import sys
 
+from corpusforge.flags import FlagError
 from corpusforge.options import TwitterPairsOptions
 from corpusforge.release.twitter_build import build
 
@@ -24,6 +25,9 @@ def run(argv: list[str] | None = None) -> int:
     options = TwitterPairsOptions(argv)
     try:
         config = options.to_config()
+    except FlagError as exc:
+        print(f"error: {exc.beam_message()}", file=sys.stderr)
+        return 2
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

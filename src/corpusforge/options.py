@@ -13,8 +13,10 @@ from typing import Any
 
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
+from corpusforge.flags import FlagError
 from corpusforge.sources.twitter.archive import ReadLimits
 from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
+from corpusforge.text.langid import known_lang
 
 IN_PROCESS_RUNNER = "FnApiRunner"
 DATASETS = ("qt", "rp", "coqt", "corp")
@@ -74,29 +76,35 @@ class TwitterConfig:
 
     def __post_init__(self) -> None:
         if self.extract_engine not in ENGINES:
-            raise ValueError(
-                f"extract_engine must be one of {ENGINES}, got {self.extract_engine!r}"
+            raise FlagError(
+                "extract_engine",
+                f"must be one of {', '.join(ENGINES)}, got {self.extract_engine!r}",
             )
         if self.pair_engine not in ENGINES:
-            raise ValueError(f"pair_engine must be one of {ENGINES}, got {self.pair_engine!r}")
+            raise FlagError(
+                "pair_engine", f"must be one of {', '.join(ENGINES)}, got {self.pair_engine!r}"
+            )
         if not 0 <= self.pair_partitions <= 64:
-            raise ValueError(f"pair_partitions must be in [0, 64], got {self.pair_partitions}")
+            raise FlagError("pair_partitions", f"must be in [0, 64], got {self.pair_partitions}")
         if self.lid not in ("field", "fasttext"):
-            raise ValueError(f"lid must be 'field' or 'fasttext', got {self.lid!r}")
+            raise FlagError("lid", f"must be field or fasttext, got {self.lid!r}")
         if self.pairs_per_dataset is not None and self.pairs_per_dataset < 1:
-            raise ValueError(f"pairs_per_dataset must be >= 1, got {self.pairs_per_dataset}")
+            raise FlagError("pairs_per_dataset", f"must be >= 1, got {self.pairs_per_dataset}")
         if not self.inputs:
-            raise ValueError("inputs must name at least one archive")
+            raise FlagError("input", "must name at least one archive")
         if not self.out:
-            raise ValueError("out must name a release directory")
-        if not self.langs or any(not lang or "," in lang for lang in self.langs):
-            raise ValueError(f"langs must be non-empty language codes, got {self.langs!r}")
+            raise FlagError("out", "must name a release directory")
+        if not self.langs:
+            raise FlagError("lang", "must name at least one language")
+        object.__setattr__(self, "langs", tuple(dict.fromkeys(_lang(c) for c in self.langs)))
         if self.clean not in CLEAN_PROFILES:
-            raise ValueError(f"clean must be one of {CLEAN_PROFILES}, got {self.clean!r}")
+            raise FlagError(
+                "clean", f"must be one of {', '.join(CLEAN_PROFILES)}, got {self.clean!r}"
+            )
         if self.min_chars < 0:
-            raise ValueError(f"min_chars must be >= 0, got {self.min_chars}")
+            raise FlagError("min_chars", f"must be >= 0, got {self.min_chars}")
         if self.rows_per_shard < 1:
-            raise ValueError(f"rows_per_shard must be >= 1, got {self.rows_per_shard}")
+            raise FlagError("rows_per_shard", f"must be >= 1, got {self.rows_per_shard}")
 
     def extract_settings(self) -> dict[str, Any]:
         """The settings that decide an archive's extract (its cache key)."""
@@ -111,6 +119,14 @@ class TwitterConfig:
         doc["langs"] = list(self.langs)
         doc["decontaminate"] = list(self.decontaminate)
         return doc
+
+
+def _lang(code: str) -> str:
+    """A ``--lang`` value in the form tweets' ``lang`` field carries (``EN`` -> ``en``)."""
+    try:
+        return known_lang(code)
+    except ValueError as exc:
+        raise FlagError("lang", f"{exc}: give an ISO 639-1 code such as en, es, ja") from None
 
 
 class TwitterPairsOptions(PipelineOptions):

@@ -75,8 +75,26 @@ _ISO639_TABLE = """
     arb:ar cmn:zh ekk:et lvs:lv pes:fa swh:sw zsm:ms
 """
 _ISO639_TO_1: dict[str, str] = dict(entry.split(":", 1) for entry in _ISO639_TABLE.split())
+# The languages fastText's lid.176 answers (normalised), read from the model's labels.
+_LID176_LABELS = """
+    af als am an ar arz as ast av az azb ba bar bcl be bg bh bn bo bpy br bs bxr ca cbk ce ceb
+    ckb co cs cv cy da de diq dsb dty dv el eml en eo es et eu fa fi fr frr fy ga gd gl gn gom
+    gu gv he hi hif hr hsb ht hu hy ia id ie ilo io is it ja jbo jv ka kk km kn ko krc ku kv
+    kw ky la lb lez li lmo lo lrc lt lv mai mg mhr min mk ml mn mr mrj ms mt mwl my myv mzn
+    nah nap nds ne new nl nn no oc or os pa pam pfl pl pms pnb ps pt qu rm ro ru rue sa sah sc
+    scn sco sd sh si sk sl so sq sr su sv sw ta te tg th tk tl tr tt tyv ug uk ur uz vec vep vi
+    vls vo wa war wuu xal xmf yi yo yue zh
+"""
+LID176_LANGS = frozenset(_LID176_LABELS.split())
+# Codes Twitter's ``lang`` field uses beyond ISO 639-1: the old ``in`` (Indonesian) and
+# ``iw`` (Hebrew), ``fil``, undetermined ``und`` and its special values (``qme`` media links
+# only, ``qht`` hashtags only, ``qam`` mentions only, ``qct`` cashtags only, ``zxx`` no
+# linguistic content, ``art`` emoji or other artificial text).
+_TWITTER_CODES = "in iw fil und qme qht qam qct zxx art"
+TWITTER_LANG_CODES = frozenset(_TWITTER_CODES.split())
 # a language code with optional region or script subtags: en, eng, pt_BR, zh-Hans, sr_Latn
 _LANG_CODE = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$")
+_KNOWN_LANGS = frozenset(_ISO639_TO_1.values()) | LID176_LANGS | TWITTER_LANG_CODES
 
 
 def normalize_lang(code: str) -> str:
@@ -104,6 +122,22 @@ def normalize_lang(code: str) -> str:
 def _label_code(label: str) -> str:
     """:func:`normalize_lang` of a fastText label, cached: a model has few labels."""
     return normalize_lang(label)
+
+
+def known_lang(code: str) -> str:
+    """``code`` normalised (:func:`normalize_lang`), if a tweet or fastText can carry it.
+
+    Args:
+        code: a language code as a user typed it (``EN``, ``deu``, ``pt_BR``).
+
+    Raises:
+        ValueError: when ``code`` is not a language code or names no language an ISO 639-1
+            table, fastText's lid.176 or Twitter's ``lang`` field knows.
+    """
+    lang = normalize_lang(code)
+    if lang not in _KNOWN_LANGS:
+        raise ValueError(f"unknown language code {code!r}")
+    return lang
 
 
 def is_lang_code(text: str) -> bool:

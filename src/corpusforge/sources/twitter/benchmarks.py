@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from corpusforge.flags import FlagError
 from corpusforge.keys import seeded_hash
 from corpusforge.sources.twitter.conversations import HeldOut, Node, text_hash
 
@@ -52,8 +53,10 @@ class BenchmarkConfig:
     def __post_init__(self) -> None:
         for name in ("queries", "positives", "negatives"):
             value = getattr(self, name)
-            if value < 0 or (name != "queries" and value < 1):
-                raise ValueError(f"benchmark {name} must be positive, got {value}")
+            if name == "queries" and value < 0:
+                raise FlagError("benchmark_queries", f"must be >= 0, got {value}")
+            if name != "queries" and value < 1:
+                raise FlagError(f"benchmark_{name}", f"must be >= 1, got {value}")
 
     @property
     def pool_size(self) -> int:
