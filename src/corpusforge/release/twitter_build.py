@@ -88,7 +88,7 @@ shards) before it writes them to run files under ``_staging/``; the local extrac
 ``EXTRACT_SPILL_ROWS`` records (larger than pair rows) before it spills under the extract
 folder."""
 
-EXTRACT_VERSION = 1
+EXTRACT_VERSION = 2
 """Bump when extraction output changes for the same input: old extracts are then rebuilt."""
 
 _SUCCESS = "_SUCCESS"
@@ -473,7 +473,10 @@ def assemble_counts(
         total.update(archive_counts)
     total.update(pair_counts)
     dead_letter = (
-        total["dead_letter_lines"] + total["dead_letter_members"] + total["dead_letter_archives"]
+        total["dead_letter_lines"]
+        + total["dead_letter_members"]
+        + total["dead_letter_archives"]
+        + total["embedded_skipped"]
     )
     dropped: Counter[str] = Counter(_nested(total, "tweets_dropped."))
     datasets: dict[str, dict[str, Any]] = {}
@@ -503,6 +506,7 @@ def assemble_counts(
             "other_messages",
             "records",
             "embedded_skipped",
+            "api_errors",
             "dead_letter_archives",
             "dead_letter_members",
             "dead_letter_lines",
@@ -560,6 +564,11 @@ def accounting_identities(
         ),
         identity(
             "members_listed == members_read", counts["members_listed"], counts["members_read"]
+        ),
+        identity(
+            "dead_letter == rows in dead_letter/",
+            counts["dead_letter"],
+            file_rows.get("dead_letter", 0),
         ),
         identity(
             "tweets_distinct == tweets_eligible + tweet-level drops",
@@ -708,6 +717,8 @@ def _manifest(
     for f in files:
         file_rows[f["path"].rsplit("/", 1)[0]] += f["rows"]
         file_rows[f["path"].removesuffix(".parquet")] += f["rows"]
+        if f["path"].startswith("dead_letter/"):
+            file_rows["dead_letter"] += f["rows"]
     for dataset, ds in datasets.items():
         ds["files"] = [f["path"] for f in files if f["path"].startswith(f"pairs/{dataset}/")]
     for bench, b in benchmarks.items():

@@ -820,11 +820,17 @@ def _twitter_identities(m: Mapping[str, Any], ids: _Identities) -> None:
         equal(c["members_listed"], c["members_read"])
     with ids.identity(
         "dead_letter == dead_letter_lines + dead_letter_members + dead_letter_archives"
+        " + embedded_skipped"
     ) as equal:
         equal(
             c["dead_letter"],
-            c["dead_letter_lines"] + c["dead_letter_members"] + c["dead_letter_archives"],
+            c["dead_letter_lines"]
+            + c["dead_letter_members"]
+            + c["dead_letter_archives"]
+            + c.get("embedded_skipped", 0),
         )
+    with ids.identity("dead_letter == rows in dead_letter/") as equal:
+        equal(c["dead_letter"], _rows_under(files, "dead_letter/"))
     if "records_in" in c:
         with ids.identity(
             "records_in == records_lang_not_selected + records_outside_conversations + "

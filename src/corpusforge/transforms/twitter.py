@@ -164,10 +164,13 @@ class ReadMemberFn(beam.DoFn):
             counts["tweets"] += 1
             counts["retweets"] += parsed.is_retweet
             counts["records"] += len(parsed.records)
+            if parsed.api_errors:
+                counts["api_errors"] += parsed.api_errors
             for record in parsed.records:
                 yield (dest, record["id"]), record
             for problem in parsed.embedded_problems:
                 counts["embedded_skipped"] += 1
+                counts["dead_letter.parse_bad_embedded"] += 1
                 yield TaggedOutput(
                     DEAD,
                     (

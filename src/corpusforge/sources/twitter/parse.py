@@ -6,7 +6,10 @@ Both stream formats are understood, also mixed in one member:
   ``limit``, ``scrub_geo``, ``status_withheld``, ``user_withheld``, ``warning``,
   ``disconnect`` messages and blank keep-alives.
 - API v2 (from 2022-03): ``{"data": {…}, "includes": {"tweets": […], "users": […]}}`` with
-  ``referenced_tweets`` of type ``replied_to`` / ``quoted`` / ``retweeted``.
+  ``referenced_tweets`` of type ``replied_to`` / ``quoted`` / ``retweeted``; also a response
+  page, ``{"data": [{…}, …], "includes": …, "errors": […], "meta": …}``, whose every
+  ``data`` tweet is read. The partial ``errors`` a v2 line carries (referenced tweets the API
+  could not return) are counted in :attr:`ParsedLine.api_errors`, never a reason to drop it.
 
 A retweet's own text is a truncated ``RT @x: …``, so a retweet line yields the retweeted
 tweet instead of itself. Every embedded status (``quoted_status``, ``retweeted_status``, the
@@ -77,6 +80,7 @@ class ParsedLine:
         reason: for ``dead``: the reason code.
         detail: for ``dead``: a human-readable explanation.
         embedded_problems: embedded statuses that were skipped as malformed, with details.
+        api_errors: entries of a v2 line's ``errors`` list (tweets the API could not return).
     """
 
     kind: LineKind
@@ -87,6 +91,7 @@ class ParsedLine:
     reason: ParseReason | None = None
     detail: str = ""
     embedded_problems: list[str] = field(default_factory=list)
+    api_errors: int = 0
 
 
 class _BadRecord(ValueError):
@@ -121,7 +126,8 @@ def parse_line(line: bytes, archive: str, member: str, line_no: int) -> ParsedLi
     try:
         if "delete" in obj:
             return _parse_delete(obj["delete"])
-        if "data" in obj and isinstance(obj["data"], dict):
+        data = obj.get("data")
+        if isinstance(data, dict) or (isinstance(data, list) and data):
             return _parse_v2(obj, origin)
         if ("id_str" in obj or "id" in obj) and "user" in obj:
             return _parse_v1(obj, origin)
@@ -230,15 +236,30 @@ def _v1_time(s: Mapping[str, Any]) -> int | None:
 
 
 def _parse_v2(obj: dict[str, Any], origin: tuple[str, str, int]) -> ParsedLine:
+    """A v2 line: one tweet (``data`` an object) or a response page (``data`` a list).
+
+    On a page, every ``data`` item is read as a tweet line of its own would be; a malformed
+    item is an embedded problem (the rest of the page is kept); the line is a retweet only
+    when every item is one.
+    """
     data = obj["data"]
     parsed = ParsedLine(LineKind.TWEET)
-    refs = _v2_refs(data)
-    if "retweeted" in refs:
-        parsed.is_retweet = True
-        if _id(data, "id") is None:
-            raise _BadRecord("v2 tweet without an id")
+    errors = obj.get("errors")
+    parsed.api_errors = len(errors) if isinstance(errors, list) else 0
+    if isinstance(data, dict):
+        parsed.is_retweet = _add_v2_tweet(parsed, data, origin)
     else:
-        parsed.records.append(_v2_record(data, refs, origin, embedded=False))
+        retweets = 0
+        for i, item in enumerate(data):
+            try:
+                if not isinstance(item, dict):
+                    raise _BadRecord("data item is not an object")
+                retweets += _add_v2_tweet(parsed, item, origin)
+            except _BadRecord as exc:
+                parsed.embedded_problems.append(f"data[{i}]: {exc}")
+        if len(parsed.embedded_problems) == len(data):
+            raise _BadRecord(f"no readable tweet in a page of {len(data)}")
+        parsed.is_retweet = retweets == len(data)
     includes = obj.get("includes")
     included = includes.get("tweets") if isinstance(includes, dict) else None
     for tweet in included if isinstance(included, list) else ():
@@ -251,6 +272,19 @@ def _parse_v2(obj: dict[str, Any], origin: tuple[str, str, int]) -> ParsedLine:
     if parsed.is_retweet and not parsed.records:
         parsed.embedded_problems.append("retweet without the retweeted tweet in includes")
     return parsed
+
+
+def _add_v2_tweet(
+    parsed: ParsedLine, data: Mapping[str, Any], origin: tuple[str, str, int]
+) -> bool:
+    """Append one v2 ``data`` tweet's record (none for a retweet); True for a retweet."""
+    refs = _v2_refs(data)
+    if "retweeted" in refs:
+        if _id(data, "id") is None:
+            raise _BadRecord("v2 tweet without an id")
+        return True
+    parsed.records.append(_v2_record(data, refs, origin, embedded=False))
+    return False
 
 
 def _v2_refs(data: Mapping[str, Any]) -> dict[str, int]:
