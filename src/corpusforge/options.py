@@ -11,9 +11,14 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import (
+    PipelineOptions,
+    PrismRunnerOptions,
+    StandardOptions,
+)
 
 from corpusforge.flags import FlagError
+from corpusforge.prism import locate_prism, uses_prism
 from corpusforge.sources.twitter.archive import ReadLimits
 from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
 from corpusforge.text.langid import known_lang
@@ -263,12 +268,24 @@ class TwitterPairsOptions(PipelineOptions):
 
 
 def with_default_runner(options: PipelineOptions) -> PipelineOptions:
-    """Pin Beam's in-process runner when no ``--runner`` was given.
+    """Pin Beam's in-process runner when no ``--runner`` was given; point Prism at its binary.
 
-    apache-beam 2.77's ``DirectRunner`` first tries to download the Prism runner binary; the
-    in-process ``FnApiRunner`` never reaches for the network.
+    apache-beam 2.77's ``DirectRunner`` first tries the Prism runner and, with no
+    ``--prism_location``, downloads a binary from GitHub; the in-process ``FnApiRunner`` never
+    reaches for the network. ``--runner prism`` is ``PrismRunner``; for it and for
+    ``DirectRunner`` the binary ``scripts/prism.sh`` built is used (:mod:`corpusforge.prism`).
+
+    Raises:
+        PrismNotFoundError: a Prism runner is asked for and no binary can be found (a
+            ``FileNotFoundError``: the build commands report it in one line).
     """
     standard = options.view_as(StandardOptions)
     if not standard.runner:
         standard.runner = IN_PROCESS_RUNNER
+    if uses_prism(standard.runner):
+        if standard.runner.lower() == "prism":
+            standard.runner = "PrismRunner"
+        prism = options.view_as(PrismRunnerOptions)
+        if not prism.prism_location:
+            prism.prism_location = str(locate_prism(f"--runner {standard.runner}"))
     return options
