@@ -5,7 +5,8 @@
 
 Takes the standard Beam pipeline options; with no ``--runner`` it uses Beam's in-process
 runner. ``corpusforge twitter build`` is the same job behind a friendlier command line.
-Exit status: 0, 2 for bad flags or missing inputs, 3 when the accounting does not balance.
+Exit status: 0, 1 when the runner reports the job failed (nothing is published), 2 for bad
+flags or missing inputs, 3 when the accounting does not balance.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import logging
 import sys
 
 from corpusforge.flags import FlagError
+from corpusforge.jobs import JobFailed
 from corpusforge.options import TwitterPairsOptions
 from corpusforge.release.twitter_build import build
 
@@ -36,6 +38,9 @@ def run(argv: list[str] | None = None) -> int:
     except FileNotFoundError as exc:  # an input that does not exist
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except JobFailed as exc:  # the runner's failure, not the input's
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     summary = {name: ds["rows"] for name, ds in manifest["datasets"].items()}
     balanced = manifest["accounting"]["balanced"]
     print(json.dumps({"out": config.out, "pairs": summary, "balanced": balanced}))

@@ -10,6 +10,8 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from corpusforge.jobs import JobFailed
+
 BUILD_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
 """Typer context settings of a build command: unknown ``--flag=value`` go to Beam."""
 
@@ -98,6 +100,9 @@ def run_and_report(
             manifest = run(config, args)
     except FileNotFoundError as exc:  # an input that does not exist is a usage error
         raise typer.BadParameter(str(exc)) from exc
+    except JobFailed as exc:  # the runner's failure, not the input's: one line, exit 1
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=1) from exc
     if not quiet:
         summarise(manifest, out)
     if not manifest["accounting"]["balanced"]:

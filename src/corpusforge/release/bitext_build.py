@@ -42,9 +42,11 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics.metric import MetricsFilter
-from apache_beam.runners.runner import PipelineResult, PipelineState
+from apache_beam.runners.runner import PipelineResult
 
 import corpusforge
+from corpusforge.jobs import JobFailed, wait
+from corpusforge.jobs import run as run_job
 from corpusforge.options_bitext import BitextConfig
 from corpusforge.release.io import (
     delete_tree,
@@ -563,18 +565,16 @@ def lid_throughput(result: PipelineResult) -> dict[str, float] | None:
     }
 
 
-def finish(result: PipelineResult, out: str) -> dict[str, Any] | None:
+def finish(result: PipelineResult, out: str, runner: str) -> dict[str, Any] | None:
     """Wait for a build's pipeline; the manifest it wrote, or ``None`` if it did not run here.
 
     ``None`` means the runner only described or submitted the job and returned (a Flex
     Template launch, a dry run): the job writes the manifest itself when it ends.
 
     Raises:
-        RuntimeError: when the pipeline ended in a state other than ``DONE``.
+        JobFailed: when the runner reports the job failed, in one line naming ``runner``.
     """
-    result.wait_until_finish()
-    if result.state != PipelineState.DONE:
-        raise RuntimeError(f"the pipeline ended in state {result.state}; nothing was published")
+    wait(result, runner)
     path = join(out, MANIFEST_NAME)
     if not FileSystems.exists(path):
         return None
@@ -604,15 +604,19 @@ def run_entry_point(
         start_build: starts the pipeline (``bitext_build.start`` or ``paranmt_build.start``).
 
     Returns:
-        0, 2 for bad flags or missing inputs, 3 when the accounting does not balance.
+        0, 1 when the runner reports the job failed, 2 for bad flags or missing inputs, 3 when
+        the accounting does not balance.
     """
     try:
         config = options(argv).to_config()
         result = start_build(config, argv)
+        manifest = finish(result, config.out, runner_name(argv))
+    except JobFailed as exc:  # the runner's failure, not the input's
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     except (ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    manifest = finish(result, config.out)
     if manifest is None:
         print(json.dumps({"out": config.out, "state": "submitted"}))
         return 0
@@ -693,7 +697,7 @@ def start(config: BitextConfig, beam_args: list[str] | None = None) -> PipelineR
         "counts": counts,
         "inputs": p | "Inputs" >> beam.Create(uris),
     } | "Release" >> WriteRelease(spec, bitext_sort_key, config.rows_per_shard)
-    return p.run()
+    return run_job(p)
 
 
 def build(config: BitextConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
@@ -703,4 +707,5 @@ def build(config: BitextConfig, beam_args: list[str] | None = None) -> dict[str,
         config: validated configuration.
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
     """
-    return require_manifest(finish(start(config, beam_args), config.out), config.out)
+    result = start(config, beam_args)
+    return require_manifest(finish(result, config.out, runner_name(beam_args or [])), config.out)

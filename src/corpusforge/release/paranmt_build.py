@@ -27,6 +27,7 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.runners.runner import PipelineResult
 
+from corpusforge.jobs import run as run_job
 from corpusforge.options_bitext import ParaphraseConfig
 from corpusforge.release.bitext_build import (
     ReleaseSpec,
@@ -93,7 +94,7 @@ def start(config: ParaphraseConfig, beam_args: list[str] | None = None) -> Pipel
         "counts": counts,
         "inputs": files,
     } | "Release" >> WriteRelease(spec, paraphrase_sort_key, config.rows_per_shard)
-    return p.run()
+    return run_job(p)
 
 
 def build(config: ParaphraseConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
@@ -103,4 +104,5 @@ def build(config: ParaphraseConfig, beam_args: list[str] | None = None) -> dict[
         config: validated configuration.
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
     """
-    return require_manifest(finish(start(config, beam_args), config.out), config.out)
+    result = start(config, beam_args)
+    return require_manifest(finish(result, config.out, runner_name(beam_args or [])), config.out)

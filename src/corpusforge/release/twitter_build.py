@@ -35,6 +35,7 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
 
 import corpusforge
 from corpusforge import progress
+from corpusforge.jobs import job
 from corpusforge.options import DATASETS, TwitterConfig
 from corpusforge.release.io import (
     COUNTS,
@@ -164,7 +165,7 @@ def run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list
             )
             write_json(join(folder, _SUCCESS), a.to_json())
         return
-    with beam.Pipeline(options=pipeline_options(beam_args)) as p:
+    with job(pipeline_options(beam_args)) as p:
         ex = (
             p
             | "Archives" >> beam.Create(sorted(tweet_dirs))
@@ -352,7 +353,7 @@ def _run_pairs_on_beam(
     staging: str,
 ) -> None:
     settings = _pair_settings(config)
-    with beam.Pipeline(options=pipeline_options(beam_args)) as p:
+    with job(pipeline_options(beam_args)) as p:
         tweets = read_parquet(p, "Tweets", tweet_files)
         links = read_parquet(p, "Links", tweet_files, ["lang", "reply_to_id", "quote_of_id"])
         deletes = read_parquet(p, "Deletes", delete_files, ["id"])
