@@ -20,9 +20,12 @@ The driver only expands the inputs, plans the read units (which files go togethe
 which format) and resolves the language-id model; everything else, hashing the inputs
 included, runs in the pipeline, whose last step publishes the staged files and writes the
 manifest. The job is therefore one pipeline on every runner (a Dataflow Flex Template
-included). Shards are written under ``_staging/`` and moved into place by that last step,
-so a failed job leaves no half-written release; a rerun with the same inputs and
-configuration writes byte-identical Parquet on any runner.
+included). A local release is built in a draft next to ``DIR`` and swapped in whole by that
+last step (:mod:`corpusforge.release.publish`), under a lock the driver holds: a killed or
+failed job leaves the old release or the new one, never a mix, and a second build of the
+same release is refused. A rerun with the same inputs and configuration writes
+byte-identical Parquet on any runner. The manifest names inputs and the language-id model
+by file name, size and sha256, never by path.
 
 :mod:`corpusforge.release.paranmt_build` builds ParaNMT releases with the same machinery.
 """
@@ -55,9 +58,11 @@ from corpusforge.release.io import (
     pipeline_options,
     read_json,
     relative,
+    release_config,
     software,
     write_json,
 )
+from corpusforge.release.publish import ReleaseStore, open_store, sidecars
 from corpusforge.schemas import (
     BITEXT,
     DEAD_LETTER,
@@ -81,6 +86,8 @@ STAGING = "_staging"
 PAIRS = "pairs"
 DEAD_LETTERS = "dead_letter"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+REBUILT = (MANIFEST_NAME, STAGING, PAIRS, DEAD_LETTERS, "README.md", "card")
+"""What every build writes anew; anything else in a release is carried into the new one."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -88,9 +95,10 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
 def describe_input(uri: str) -> dict[str, Any]:
-    """Size and sha256 of one input file (read once, streaming), as the manifest records it."""
+    """Name, size and sha256 of one input file (read once, streaming), as the manifest
+    records it: no path, so the release holds nothing of the machine that built it."""
     size, sha = file_digest(uri)
-    return {"uri": uri, "name": file_name(uri), "bytes": size, "sha256": sha}
+    return {"name": file_name(uri), "bytes": size, "sha256": sha}
 
 
 def describe_lid_model(requested: str | None) -> dict[str, Any]:
@@ -102,8 +110,8 @@ def describe_lid_model(requested: str | None) -> dict[str, Any]:
     path = resolve_model_path(requested).resolve()
     described = describe_input(str(path))
     return {
-        "requested": requested,
-        "path": described["uri"],
+        "requested": file_name(requested) if requested else None,
+        "name": described["name"],
         "bytes": described["bytes"],
         "sha256": described["sha256"],
     }
@@ -129,13 +137,14 @@ class ReleaseSpec:
 
     Attributes:
         kind: manifest ``kind`` (``bitext-pairs``, ``paranmt-pairs``).
-        out: release directory.
+        out: the folder the build writes (the draft of a local release).
         pair_schema: the schema of the pair files.
         per_lang_pair: pairs go to ``pairs/<dataset>/<l1>-<l2>/`` (else ``pairs/<dataset>/``)
             and the manifest's datasets are broken down by language pair.
         config: the configuration, as recorded in the manifest.
         plan: the read units, as recorded in the manifest.
         runner: the Beam runner's name.
+        store: publishes ``out`` once the manifest is written (none: ``out`` is the release).
     """
 
     kind: str
@@ -145,6 +154,7 @@ class ReleaseSpec:
     config: dict[str, Any]
     plan: list[dict[str, Any]]
     runner: str
+    store: ReleaseStore | None = None
 
     @property
     def staging(self) -> str:
@@ -337,6 +347,8 @@ def publish_release(
     manifest = build_manifest(spec, published, count_doc, datasets, inputs)
     validate_json(MANIFEST, manifest)
     write_json(join(spec.out, MANIFEST_NAME), manifest)
+    if spec.store is not None:
+        spec.store.commit()
     if not manifest["accounting"]["balanced"]:
         failed = [i["name"] for i in manifest["accounting"]["identities"] if not i["holds"]]
         log.error("release %s: accounting does not balance: %s", spec.out, failed)
@@ -524,7 +536,7 @@ def build_manifest(
         "schemas": {ref.name: str(ref) for ref in (spec.pair_schema, DEAD_LETTER)},
         "config": spec.config,
         "runner": spec.runner,
-        "inputs": sorted(inputs, key=lambda i: i["uri"]),
+        "inputs": sorted(inputs, key=lambda i: (i["name"], i["sha256"])),
         "plan": spec.plan,
         "files": files,
         "datasets": datasets,
@@ -594,7 +606,7 @@ def finish(result: PipelineResult, out: str) -> dict[str, Any] | None:
 def run_entry_point(
     argv: list[str],
     options: Callable[[list[str]], Any],
-    start_build: Callable[[Any, list[str]], PipelineResult],
+    start_build: Callable[[Any, list[str], ReleaseStore], PipelineResult],
 ) -> int:
     """A Beam entry point's body: flags -> config -> pipeline -> one JSON summary line.
 
@@ -604,15 +616,16 @@ def run_entry_point(
         start_build: starts the pipeline (``bitext_build.start`` or ``paranmt_build.start``).
 
     Returns:
-        0, 2 for bad flags or missing inputs, 3 when the accounting does not balance.
+        0, 2 for bad flags, inputs or ``--out``, 3 when the accounting does not balance.
     """
     try:
         config = options(argv).to_config()
-        result = start_build(config, argv)
+        store = open_store(config.out)
+        with store.locked():
+            manifest = finish(start_build(config, argv, store), config.out)
     except (ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    manifest = finish(result, config.out)
     if manifest is None:
         print(json.dumps({"out": config.out, "state": "submitted"}))
         return 0
@@ -636,18 +649,25 @@ def require_manifest(manifest: dict[str, Any] | None, out: str) -> dict[str, Any
     return manifest
 
 
-def start(config: BitextConfig, beam_args: list[str] | None = None) -> PipelineResult:
+def start(
+    config: BitextConfig, beam_args: list[str] | None = None, store: ReleaseStore | None = None
+) -> PipelineResult:
     """Plan the inputs and start the bitext pipeline; returns the runner's result.
 
     Args:
         config: validated configuration.
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
+        store: the release's store, whose lock the caller holds (default: opened here, for
+            a caller that holds no lock, such as a template launch).
 
     Raises:
-        FileNotFoundError: an input pattern matches nothing, or no language-id model is found.
+        InputError: an input is missing or not a regular file.
+        FileNotFoundError: no language-id model is found.
+        ReleaseError: ``config.out`` cannot take a release.
     """
     beam_args = list(beam_args or [])
-    uris = expand_inputs(config.inputs)
+    store = store or open_store(config.out)
+    uris = expand_inputs(config.inputs, exclude=[config.out, *sidecars(config.out)])
     lid = describe_lid_model(config.lid_model)
     plan = plan_inputs(uris, format=config.format)
     log.info(
@@ -655,12 +675,13 @@ def start(config: BitextConfig, beam_args: list[str] | None = None) -> PipelineR
     )
     spec = ReleaseSpec(
         kind="bitext-pairs",
-        out=config.out,
+        out=store.begin(rebuilt=REBUILT),
         pair_schema=BITEXT,
         per_lang_pair=True,
-        config={**config.to_json(), "lid": lid},
+        config={**release_config(config.to_json()), "lid": lid},
         plan=describe_plan(plan),
         runner=runner_name(beam_args),
+        store=store,
     )
     prepare_release(spec)
     profile = config.profile
@@ -697,10 +718,13 @@ def start(config: BitextConfig, beam_args: list[str] | None = None) -> PipelineR
 
 
 def build(config: BitextConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
-    """Run the whole build and return the manifest it wrote to ``config.out``.
+    """Run the whole build, holding the release's lock; returns the manifest it published.
 
     Args:
         config: validated configuration.
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
     """
-    return require_manifest(finish(start(config, beam_args), config.out), config.out)
+    store = open_store(config.out)
+    with store.locked():
+        manifest = finish(start(config, beam_args, store), config.out)
+    return require_manifest(manifest, config.out)
