@@ -50,6 +50,7 @@ from apache_beam.runners.runner import PipelineResult, PipelineState
 import corpusforge
 from corpusforge.options_bitext import BitextConfig
 from corpusforge.release.io import (
+    InputError,
     delete_tree,
     ensure_dir,
     expand_inputs,
@@ -86,7 +87,8 @@ STAGING = "_staging"
 PAIRS = "pairs"
 DEAD_LETTERS = "dead_letter"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
-REBUILT = (MANIFEST_NAME, STAGING, PAIRS, DEAD_LETTERS, "README.md", "card")
+NOTHING_READ = "_nothing_read.json"
+REBUILT = (MANIFEST_NAME, STAGING, PAIRS, DEAD_LETTERS, "README.md", "card", NOTHING_READ)
 """What every build writes anew; anything else in a release is carried into the new one."""
 
 
@@ -272,7 +274,7 @@ class _PublishFn(beam.DoFn):
         inputs: list[dict[str, Any]],
     ) -> Iterator[dict[str, Any]]:
         manifest = publish_release(self._spec, files, counts, inputs)
-        yield {"out": out, "balanced": manifest["accounting"]["balanced"]}
+        yield {"out": out, "balanced": manifest is not None and manifest["accounting"]["balanced"]}
 
 
 def _files_under(folder: str) -> list[str]:
@@ -320,11 +322,13 @@ def publish_release(
     staged: list[dict[str, Any]],
     counts: Iterable[tuple[CountKey, int]],
     inputs: list[dict[str, Any]],
-) -> dict[str, Any]:
+) -> dict[str, Any] | None:
     """Move the staged shards into place, fill the gaps, write and return the manifest.
 
     Every dataset (and language pair) that had candidates gets at least one shard, and so
-    do the dead letters, so a reader always finds the schema.
+    do the dead letters, so a reader always finds the schema. When no input yielded a
+    pair, nothing is published: a note (``_nothing_read.json``) takes the manifest's place
+    in the draft, for :func:`finish` to report, and ``None`` is returned.
 
     Args:
         spec: the release.
@@ -332,8 +336,13 @@ def publish_release(
         counts: ``(key, n)`` count elements of the pipeline.
         inputs: :func:`describe_input` of every input file.
     """
-    published = _move_into_place(spec, staged)
     count_doc, datasets = assemble_counts(counts, per_lang_pair=spec.per_lang_pair)
+    if not count_doc["pairs_read"]:
+        note = {"inputs": sorted(i["name"] for i in inputs), "counts": count_doc}
+        write_json(join(spec.out, NOTHING_READ), note)
+        delete_tree(spec.staging)
+        return None
+    published = _move_into_place(spec, staged)
     present = {relative(i["path"], spec.out).rsplit("/", 1)[0] for i in published}
     for dataset, ds in datasets.items():
         groups = ds["lang_pairs"] if spec.per_lang_pair else {"": ds}
@@ -583,11 +592,18 @@ def finish(result: PipelineResult, out: str) -> dict[str, Any] | None:
 
     Raises:
         RuntimeError: when the pipeline ended in a state other than ``DONE``.
+        InputError: no input yielded a pair (nothing was published).
     """
     result.wait_until_finish()
     if result.state != PipelineState.DONE:
         raise RuntimeError(f"the pipeline ended in state {result.state}; nothing was published")
     path = join(out, MANIFEST_NAME)
+    store = open_store(out)
+    note = join(store.draft, NOTHING_READ)
+    if FileSystems.exists(note):
+        what = _nothing_read(note)
+        store.abandon()
+        raise InputError(f"no input yielded a pair, nothing published: {what}")
     if not FileSystems.exists(path):
         return None
     stats = lid_throughput(result)
@@ -601,6 +617,21 @@ def finish(result: PipelineResult, out: str) -> dict[str, Any] | None:
         )
     manifest: dict[str, Any] = read_json(path)
     return manifest
+
+
+def _nothing_read(note: str) -> str:
+    """What the inputs yielded, from the note :func:`publish_release` left: one line."""
+    doc = read_json(note)
+    FileSystems.delete([note])
+    counts = doc["counts"]
+    reasons = ", ".join(f"{k} {v}" for k, v in counts["dead_letter_reasons"].items())
+    what = (
+        f"{counts['dead_letter']} record(s) unreadable: {reasons}"
+        if counts["dead_letter"]
+        else "no record"
+    )
+    names = ", ".join(doc["inputs"][:5]) + (" ..." if doc["inputs"][5:] else "")
+    return f"{names} ({what})"
 
 
 def run_entry_point(

@@ -100,6 +100,10 @@ class ReleaseStore(Protocol):
         """Make the draft the current release, in one step."""
         ...
 
+    def abandon(self) -> None:
+        """Drop the draft: the build publishes nothing (the current release stays)."""
+        ...
+
 
 def open_store(out: str) -> ReleaseStore:
     """The store of ``--out``: :class:`InPlace` for a URI, else :class:`LocalFolder`.
@@ -152,6 +156,9 @@ class InPlace:
     def commit(self) -> None:
         return None
 
+    def abandon(self) -> None:
+        return None
+
 
 class LocalFolder:
     """A release in a local folder, replaced by swapping in a sibling draft folder.
@@ -193,6 +200,8 @@ class LocalFolder:
         parent = os.path.dirname(self.target)
         try:
             os.makedirs(parent, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise ReleaseError(f"--out {self._given}: a folder above it is a file") from None
         except OSError as exc:
             raise ReleaseError(
                 f"--out {self._given}: cannot create {parent}: {exc.strerror}"
@@ -267,6 +276,10 @@ class LocalFolder:
         _fsync_dir(os.path.dirname(self.target))
         if os.path.lexists(self.old):
             _remove(self.old)
+
+    def abandon(self) -> None:
+        if os.path.lexists(self.draft):
+            _remove(self.draft)
 
 
 def _is_release(folder: str) -> bool:

@@ -663,7 +663,11 @@ def build(
     uris = expand_inputs(config.inputs, exclude=[config.out, *sidecars(config.out)])
     with store.locked():
         root = store.begin(rebuilt=REBUILT)
-        manifest = _build_into(dataclasses.replace(config, out=root), beam_args, uris)
+        try:
+            manifest = _build_into(dataclasses.replace(config, out=root), beam_args, uris)
+        except NothingRead:
+            store.abandon()
+            raise
         if finish_draft is not None and "://" not in root:
             finish_draft(root)
         store.commit()
@@ -724,6 +728,10 @@ def _build_into(config: TwitterConfig, beam_args: list[str], uris: list[str]) ->
     return manifest
 
 
+class NothingRead(InputError):
+    """No line of any input archive could be read."""
+
+
 def _check_something_read(
     archives: list[InputArchive],
     extract_counts: list[dict[str, int]],
@@ -732,7 +740,7 @@ def _check_something_read(
     """Warn about each input no line could be read from; fail when that is every input.
 
     Raises:
-        InputError: no line of any input could be read (nothing is published).
+        NothingRead: no line of any input could be read (nothing is published).
     """
     problems = [
         _what_is_wrong(a, extract_files)
@@ -743,7 +751,7 @@ def _check_something_read(
         shown = "; ".join(problems[:5]) + (
             f"; and {len(problems) - 5} more" if problems[5:] else ""
         )
-        raise InputError(f"no input could be read, nothing published: {shown}")
+        raise NothingRead(f"no input could be read, nothing published: {shown}")
     for problem in problems:
         log.warning("input %s", problem)
 
