@@ -207,3 +207,48 @@ def test_moved_release_validates_and_rebuilds_from_another_directory(
     assert "reusing 1" in again.stderr + again.stdout
     assert_valid(moved)
     assert manifest(moved)["files"] == files_before
+
+
+# ---------------------------------------------------------------------------------------
+# 7. One build at a time per release; a killed build's lock is taken over
+
+
+def test_a_second_build_of_a_release_stops_at_once_naming_the_holder(
+    archive: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "release"
+    assert cli(*twitter_args(archive, out, seed=0)).returncode == 0
+    before = manifest(out)
+    with LocalFolder(str(out)).locked():  # another build holds the release
+        second = cli(*twitter_args(archive, out, seed=1))
+        beam = subprocess.run(
+            [sys.executable, "-m", "pipelines.twitter_pairs", f"--input={archive}", f"--out={out}"],
+            cwd=REPO,
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+    for proc in (second, beam):
+        assert proc.returncode == 2
+        last = proc.stderr.strip().splitlines()[-1]
+        assert last.startswith(
+            f"error: --out {out}: another build is writing it (pid {os.getpid()}"
+        )
+    assert manifest(out) == before
+    assert_valid(out)
+    third = cli(*twitter_args(archive, out, seed=1))
+    assert third.returncode == 0, third.stderr[-2000:]
+    assert manifest(out)["config"]["seed"] == 1
+    assert_valid(out)
+
+
+def test_the_lock_of_a_killed_build_is_taken_over(archive: Path, tmp_path: Path) -> None:
+    out = tmp_path / "release"
+    lock = tmp_path / ".release.lock"
+    lock.write_text(json.dumps({"pid": 2**22 + 7, "host": "gone", "started": "2026-01-01"}))
+    proc = cli(*twitter_args(archive, out, seed=0))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "taking over the lock" in proc.stderr and f"pid {2**22 + 7}" in proc.stderr
+    assert_valid(out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["release"]
