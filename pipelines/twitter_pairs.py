@@ -6,7 +6,8 @@
 Takes the standard Beam pipeline options; with no ``--runner`` it uses Beam's in-process
 runner. ``corpusforge twitter build`` is the same job behind a friendlier command line.
 Exit status: 0, 1 when the runner reports the job failed (nothing is published), 2 for bad
-flags or missing inputs, 3 when the accounting does not balance.
+flags, inputs or ``--out`` (or a release another build holds), 3 when the accounting does not
+balance.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import sys
 from corpusforge.flags import FlagError
 from corpusforge.jobs import JobFailed
 from corpusforge.options import TwitterPairsOptions
+from corpusforge.release.io import InputError
+from corpusforge.release.publish import ReleaseError
 from corpusforge.release.twitter_build import build
 
 
@@ -35,7 +38,7 @@ def run(argv: list[str] | None = None) -> int:
         return 2
     try:
         manifest = build(config, argv)
-    except FileNotFoundError as exc:  # an input that does not exist
+    except (InputError, ReleaseError, FileNotFoundError) as exc:  # an input, --out, a lock
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except JobFailed as exc:  # the runner's failure, not the input's

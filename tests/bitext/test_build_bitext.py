@@ -285,7 +285,7 @@ def test_command_line_errors() -> None:
     assert missing.exit_code != 0 and "does not exist" in missing.output
     bad = runner.invoke(app, ["a.de", "--out", "/tmp/x", "--clean", "loud"])
     assert bad.exit_code != 0 and "clean must be one of" in bad.output
-    model = runner.invoke(app, ["/tmp", "--out", "/tmp/x", "--lid-model", "/nowhere/lid.bin"])
+    model = runner.invoke(app, [__file__, "--out", "/tmp/x", "--lid-model", "/nowhere/lid.bin"])
     assert model.exit_code != 0 and "lid" in model.output
     assert run(["--out=/tmp/x"]) == 2
 

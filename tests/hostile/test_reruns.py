@@ -74,14 +74,22 @@ def _kill_after_first_shard(out: Path, archive: str, folder_part: str, engine: s
     assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
 
 
+def _draft(out: Path) -> Path:
+    return out.with_name(f".{out.name}.draft")
+
+
 def _killed_in_extract(out: Path) -> bool:
-    return any((out / "tweets").glob("*/tweets/*.parquet")) and not any(
-        (out / "tweets").glob("*/_SUCCESS")
+    draft = _draft(out)
+    return any((draft / "tweets").glob("*/tweets/*.parquet")) and not any(
+        (draft / "tweets").glob("*/_SUCCESS")
     )
 
 
 def _killed_in_pairs(out: Path) -> bool:
-    return any((out / "_staging").rglob("*.parquet")) and any((out / "tweets").glob("*/_SUCCESS"))
+    draft = _draft(out)
+    return any((draft / "_staging").rglob("*.parquet")) and any(
+        (draft / "tweets").glob("*/_SUCCESS")
+    )
 
 
 @pytest.mark.parametrize(
@@ -104,10 +112,11 @@ def test_killed_build_runs_again_to_the_same_result(
     out = tmp_path / "release"
     _kill_after_first_shard(out, archive, folder_part, engine)
     assert killed_as_planned(out)
-    assert not (out / "manifest.json").exists()
+    assert not out.exists()  # nothing is published until the build ends
     again = build(TwitterConfig(inputs=(archive,), out=str(out), benchmarks=BENCH))
     assert again["files"] == reference["files"]
     leftovers = [p for p in out.rglob("*") if p.name.endswith(".tmp") or p.name == "_staging"]
     assert leftovers == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["release"]  # no draft, lock or old
     listed = {f["path"] for f in again["files"]}
     assert {str(p.relative_to(out)) for p in out.rglob("*.parquet")} == listed

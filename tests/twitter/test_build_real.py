@@ -71,9 +71,11 @@ def test_deleted_tweets_never_appear(release: tuple[Path, dict]) -> None:
     assert deleted and not (deleted & used)
 
 
-def test_rebuild_reuses_extract_and_gives_identical_files(release: tuple[Path, dict]) -> None:
+def test_rebuild_reuses_extract_and_gives_identical_files(
+    release: tuple[Path, dict], realdata: Path
+) -> None:
     out, first = release
-    archive = first["inputs"][0]["uri"]
+    archive = str(realdata / "twitter-archive-2021-01-01" / "twitter-stream-2021-01-01.zip")
     marker = next((out / "tweets").glob("*/_SUCCESS"))
     stamp = marker.stat().st_mtime_ns
     second = build(TwitterConfig(inputs=(archive,), out=str(out)))

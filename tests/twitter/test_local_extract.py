@@ -31,7 +31,7 @@ def _extract(archive: str, out: Path, engine: str) -> dict[str, Any]:
     assert (folder / "_SUCCESS").is_file()
     assert not list(folder.glob("_spill-*"))
     return {
-        "files": {str(Path(f["path"]).relative_to(out)): (f["rows"], f["sha256"]) for f in files},
+        "files": {f["path"]: (f["rows"], f["sha256"]) for f in files},  # relative to the release
         "counts": json.loads((folder / "_counts.json").read_text()),
     }
 

@@ -29,10 +29,16 @@ def archives(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     return paths
 
 
+RELEASES: dict[int, Path] = {}
+"""Release folder by id of its manifest (a manifest records no path)."""
+
+
 @pytest.fixture(scope="module")
 def reference(archives: list[str], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("reference") / "release"
-    return build(TwitterConfig(inputs=tuple(archives), out=str(out), benchmarks=BENCH))
+    manifest = build(TwitterConfig(inputs=tuple(archives), out=str(out), benchmarks=BENCH))
+    RELEASES[id(manifest)] = out
+    return manifest
 
 
 def _fingerprint(manifest: dict[str, Any]) -> dict[str, Any]:
@@ -115,7 +121,7 @@ def test_portable_job_api_path_gives_the_same_rows(
 
 
 def _release_dir(manifest: dict[str, Any]) -> Path:
-    return Path(manifest["config"]["out"])
+    return RELEASES[id(manifest)]
 
 
 def test_benchmark_tweets_are_held_out_of_training_by_id_and_text(

@@ -95,14 +95,19 @@ def run_and_report(
         summarise: prints a manifest's summary.
         around: a context the build runs in (e.g. a progress reporter).
     """
+    from corpusforge.release.io import InputError
+    from corpusforge.release.publish import ReleaseError
+
     try:
         with around or contextlib.nullcontext():
             manifest = run(config, args)
-    except FileNotFoundError as exc:  # an input that does not exist is a usage error
-        raise typer.BadParameter(str(exc)) from exc
+    except (InputError, ReleaseError, FileNotFoundError) as exc:
+        # a user error (an input, --out, a lock held by another build): one line, exit 2
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
     except JobFailed as exc:  # the runner's failure, not the input's: one line, exit 1
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=1) from exc
+        raise typer.Exit(code=1) from None
     if not quiet:
         summarise(manifest, out)
     if not manifest["accounting"]["balanced"]:

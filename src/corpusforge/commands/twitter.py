@@ -120,14 +120,15 @@ def build(
 
 
 def _build_with_card(config: TwitterConfig, args: list[str]) -> dict[str, Any]:
-    """The build, then the dataset card next to a local release."""
+    """The build, with the dataset card written into a local release before it is published."""
+    import functools
+    import os
+
     from corpusforge.release.card import write_card
     from corpusforge.release.twitter_build import build as run_build
 
-    manifest = run_build(config, args)
-    if "://" not in config.out:
-        write_card(config.out)
-    return manifest
+    name = os.path.basename(os.path.abspath(config.out))
+    return run_build(config, args, finish_draft=functools.partial(write_card, name=name))
 
 
 def print_summary(manifest: dict[str, Any], out: str) -> None:

@@ -20,9 +20,12 @@ The driver only expands the inputs, plans the read units (which files go togethe
 which format) and resolves the language-id model; everything else, hashing the inputs
 included, runs in the pipeline, whose last step publishes the staged files and writes the
 manifest. The job is therefore one pipeline on every runner (a Dataflow Flex Template
-included). Shards are written under ``_staging/`` and moved into place by that last step,
-so a failed job leaves no half-written release; a rerun with the same inputs and
-configuration writes byte-identical Parquet on any runner.
+included). A local release is built in a draft next to ``DIR`` and swapped in whole by that
+last step (:mod:`corpusforge.release.publish`), under a lock the driver holds: a killed or
+failed job leaves the old release or the new one, never a mix, and a second build of the
+same release is refused. A rerun with the same inputs and configuration writes
+byte-identical Parquet on any runner. The manifest names inputs and the language-id model
+by file name, size and sha256, never by path.
 
 :mod:`corpusforge.release.paranmt_build` builds ParaNMT releases with the same machinery.
 """
@@ -49,6 +52,7 @@ from corpusforge.jobs import JobFailed, wait
 from corpusforge.jobs import run as run_job
 from corpusforge.options_bitext import BitextConfig
 from corpusforge.release.io import (
+    InputError,
     delete_tree,
     ensure_dir,
     expand_inputs,
@@ -57,9 +61,11 @@ from corpusforge.release.io import (
     pipeline_options,
     read_json,
     relative,
+    release_config,
     software,
     write_json,
 )
+from corpusforge.release.publish import ReleaseStore, open_store, sidecars
 from corpusforge.schemas import (
     BITEXT,
     DEAD_LETTER,
@@ -83,6 +89,9 @@ STAGING = "_staging"
 PAIRS = "pairs"
 DEAD_LETTERS = "dead_letter"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+NOTHING_READ = "_nothing_read.json"
+REBUILT = (MANIFEST_NAME, STAGING, PAIRS, DEAD_LETTERS, "README.md", "card", NOTHING_READ)
+"""What every build writes anew; anything else in a release is carried into the new one."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -90,9 +99,10 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
 def describe_input(uri: str) -> dict[str, Any]:
-    """Size and sha256 of one input file (read once, streaming), as the manifest records it."""
+    """Name, size and sha256 of one input file (read once, streaming), as the manifest
+    records it: no path, so the release holds nothing of the machine that built it."""
     size, sha = file_digest(uri)
-    return {"uri": uri, "name": file_name(uri), "bytes": size, "sha256": sha}
+    return {"name": file_name(uri), "bytes": size, "sha256": sha}
 
 
 def describe_lid_model(requested: str | None) -> dict[str, Any]:
@@ -104,8 +114,8 @@ def describe_lid_model(requested: str | None) -> dict[str, Any]:
     path = resolve_model_path(requested).resolve()
     described = describe_input(str(path))
     return {
-        "requested": requested,
-        "path": described["uri"],
+        "requested": file_name(requested) if requested else None,
+        "name": described["name"],
         "bytes": described["bytes"],
         "sha256": described["sha256"],
     }
@@ -131,13 +141,14 @@ class ReleaseSpec:
 
     Attributes:
         kind: manifest ``kind`` (``bitext-pairs``, ``paranmt-pairs``).
-        out: release directory.
+        out: the folder the build writes (the draft of a local release).
         pair_schema: the schema of the pair files.
         per_lang_pair: pairs go to ``pairs/<dataset>/<l1>-<l2>/`` (else ``pairs/<dataset>/``)
             and the manifest's datasets are broken down by language pair.
         config: the configuration, as recorded in the manifest.
         plan: the read units, as recorded in the manifest.
         runner: the Beam runner's name.
+        store: publishes ``out`` once the manifest is written (none: ``out`` is the release).
     """
 
     kind: str
@@ -147,6 +158,7 @@ class ReleaseSpec:
     config: dict[str, Any]
     plan: list[dict[str, Any]]
     runner: str
+    store: ReleaseStore | None = None
 
     @property
     def staging(self) -> str:
@@ -264,7 +276,7 @@ class _PublishFn(beam.DoFn):
         inputs: list[dict[str, Any]],
     ) -> Iterator[dict[str, Any]]:
         manifest = publish_release(self._spec, files, counts, inputs)
-        yield {"out": out, "balanced": manifest["accounting"]["balanced"]}
+        yield {"out": out, "balanced": manifest is not None and manifest["accounting"]["balanced"]}
 
 
 def _files_under(folder: str) -> list[str]:
@@ -312,11 +324,13 @@ def publish_release(
     staged: list[dict[str, Any]],
     counts: Iterable[tuple[CountKey, int]],
     inputs: list[dict[str, Any]],
-) -> dict[str, Any]:
+) -> dict[str, Any] | None:
     """Move the staged shards into place, fill the gaps, write and return the manifest.
 
     Every dataset (and language pair) that had candidates gets at least one shard, and so
-    do the dead letters, so a reader always finds the schema.
+    do the dead letters, so a reader always finds the schema. When no input yielded a
+    pair, nothing is published: a note (``_nothing_read.json``) takes the manifest's place
+    in the draft, for :func:`finish` to report, and ``None`` is returned.
 
     Args:
         spec: the release.
@@ -324,8 +338,13 @@ def publish_release(
         counts: ``(key, n)`` count elements of the pipeline.
         inputs: :func:`describe_input` of every input file.
     """
-    published = _move_into_place(spec, staged)
     count_doc, datasets = assemble_counts(counts, per_lang_pair=spec.per_lang_pair)
+    if not count_doc["pairs_read"]:
+        note = {"inputs": sorted(i["name"] for i in inputs), "counts": count_doc}
+        write_json(join(spec.out, NOTHING_READ), note)
+        delete_tree(spec.staging)
+        return None
+    published = _move_into_place(spec, staged)
     present = {relative(i["path"], spec.out).rsplit("/", 1)[0] for i in published}
     for dataset, ds in datasets.items():
         groups = ds["lang_pairs"] if spec.per_lang_pair else {"": ds}
@@ -339,6 +358,8 @@ def publish_release(
     manifest = build_manifest(spec, published, count_doc, datasets, inputs)
     validate_json(MANIFEST, manifest)
     write_json(join(spec.out, MANIFEST_NAME), manifest)
+    if spec.store is not None:
+        spec.store.commit()
     if not manifest["accounting"]["balanced"]:
         failed = [i["name"] for i in manifest["accounting"]["identities"] if not i["holds"]]
         log.error("release %s: accounting does not balance: %s", spec.out, failed)
@@ -526,7 +547,7 @@ def build_manifest(
         "schemas": {ref.name: str(ref) for ref in (spec.pair_schema, DEAD_LETTER)},
         "config": spec.config,
         "runner": spec.runner,
-        "inputs": sorted(inputs, key=lambda i: i["uri"]),
+        "inputs": sorted(inputs, key=lambda i: (i["name"], i["sha256"])),
         "plan": spec.plan,
         "files": files,
         "datasets": datasets,
@@ -572,10 +593,22 @@ def finish(result: PipelineResult, out: str, runner: str) -> dict[str, Any] | No
     Template launch, a dry run): the job writes the manifest itself when it ends.
 
     Raises:
-        JobFailed: when the runner reports the job failed, in one line naming ``runner``.
+        JobFailed: when the runner reports the job failed, in one line naming ``runner``
+            (the draft is abandoned, nothing published).
+        InputError: no input yielded a pair (nothing was published).
     """
-    wait(result, runner)
+    store = open_store(out)
+    try:
+        wait(result, runner)
+    except JobFailed:
+        store.abandon()
+        raise
     path = join(out, MANIFEST_NAME)
+    note = join(store.draft, NOTHING_READ)
+    if FileSystems.exists(note):
+        what = _nothing_read(note)
+        store.abandon()
+        raise InputError(f"no input yielded a pair, nothing published: {what}")
     if not FileSystems.exists(path):
         return None
     stats = lid_throughput(result)
@@ -591,10 +624,25 @@ def finish(result: PipelineResult, out: str, runner: str) -> dict[str, Any] | No
     return manifest
 
 
+def _nothing_read(note: str) -> str:
+    """What the inputs yielded, from the note :func:`publish_release` left: one line."""
+    doc = read_json(note)
+    FileSystems.delete([note])
+    counts = doc["counts"]
+    reasons = ", ".join(f"{k} {v}" for k, v in counts["dead_letter_reasons"].items())
+    what = (
+        f"{counts['dead_letter']} record(s) unreadable: {reasons}"
+        if counts["dead_letter"]
+        else "no record"
+    )
+    names = ", ".join(doc["inputs"][:5]) + (" ..." if doc["inputs"][5:] else "")
+    return f"{names} ({what})"
+
+
 def run_entry_point(
     argv: list[str],
     options: Callable[[list[str]], Any],
-    start_build: Callable[[Any, list[str]], PipelineResult],
+    start_build: Callable[[Any, list[str], ReleaseStore], PipelineResult],
 ) -> int:
     """A Beam entry point's body: flags -> config -> pipeline -> one JSON summary line.
 
@@ -604,13 +652,14 @@ def run_entry_point(
         start_build: starts the pipeline (``bitext_build.start`` or ``paranmt_build.start``).
 
     Returns:
-        0, 1 when the runner reports the job failed, 2 for bad flags or missing inputs, 3 when
-        the accounting does not balance.
+        0, 1 when the runner reports the job failed, 2 for bad flags, inputs or ``--out``, 3
+        when the accounting does not balance.
     """
     try:
         config = options(argv).to_config()
-        result = start_build(config, argv)
-        manifest = finish(result, config.out, runner_name(argv))
+        store = open_store(config.out)
+        with store.locked():
+            manifest = finish(start_build(config, argv, store), config.out, runner_name(argv))
     except JobFailed as exc:  # the runner's failure, not the input's
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -640,18 +689,25 @@ def require_manifest(manifest: dict[str, Any] | None, out: str) -> dict[str, Any
     return manifest
 
 
-def start(config: BitextConfig, beam_args: list[str] | None = None) -> PipelineResult:
+def start(
+    config: BitextConfig, beam_args: list[str] | None = None, store: ReleaseStore | None = None
+) -> PipelineResult:
     """Plan the inputs and start the bitext pipeline; returns the runner's result.
 
     Args:
         config: validated configuration.
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
+        store: the release's store, whose lock the caller holds (default: opened here, for
+            a caller that holds no lock, such as a template launch).
 
     Raises:
-        FileNotFoundError: an input pattern matches nothing, or no language-id model is found.
+        InputError: an input is missing or not a regular file.
+        FileNotFoundError: no language-id model is found.
+        ReleaseError: ``config.out`` cannot take a release.
     """
     beam_args = list(beam_args or [])
-    uris = expand_inputs(config.inputs)
+    store = store or open_store(config.out)
+    uris = expand_inputs(config.inputs, exclude=[config.out, *sidecars(config.out)])
     lid = describe_lid_model(config.lid_model)
     plan = plan_inputs(uris, format=config.format)
     log.info(
@@ -659,12 +715,13 @@ def start(config: BitextConfig, beam_args: list[str] | None = None) -> PipelineR
     )
     spec = ReleaseSpec(
         kind="bitext-pairs",
-        out=config.out,
+        out=store.begin(rebuilt=REBUILT),
         pair_schema=BITEXT,
         per_lang_pair=True,
-        config={**config.to_json(), "lid": lid},
+        config={**release_config(config.to_json()), "lid": lid},
         plan=describe_plan(plan),
         runner=runner_name(beam_args),
+        store=store,
     )
     prepare_release(spec)
     profile = config.profile
@@ -701,11 +758,13 @@ def start(config: BitextConfig, beam_args: list[str] | None = None) -> PipelineR
 
 
 def build(config: BitextConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
-    """Run the whole build and return the manifest it wrote to ``config.out``.
+    """Run the whole build, holding the release's lock; returns the manifest it published.
 
     Args:
         config: validated configuration.
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
     """
-    result = start(config, beam_args)
-    return require_manifest(finish(result, config.out, runner_name(beam_args or [])), config.out)
+    store = open_store(config.out)
+    with store.locked():
+        manifest = finish(start(config, beam_args, store), config.out, runner_name(beam_args or []))
+    return require_manifest(manifest, config.out)

@@ -58,11 +58,12 @@ _KIND_TITLE = {
 }
 
 
-def write_card(release_dir: str) -> Path:
+def write_card(release_dir: str, name: str | None = None) -> Path:
     """Write ``release_dir/README.md`` and ``release_dir/card/*.png``.
 
     Args:
         release_dir: a local release directory with its ``manifest.json``.
+        name: the release's name in the card (default: the folder's name).
 
     Returns:
         The path of the card.
@@ -80,7 +81,7 @@ def write_card(release_dir: str) -> Path:
         "funnel": _save(root / PLOTS / "funnel.png", _funnel_figure(stats["funnel"])),
         "lengths": _save(root / PLOTS / "lengths.png", _lengths_figure(stats["datasets"])),
     }
-    text = render_card(manifest, stats, samples, plots, name=root.resolve().name)
+    text = render_card(manifest, stats, samples, plots, name=name or root.resolve().name)
     path = root / CARD
     _write_atomically(path, text.encode("utf-8"))
     return path

@@ -54,6 +54,7 @@ def extract_archive(
     tweet_key: Callable[[Mapping[str, Any]], Any],
     dead_key: Callable[[Mapping[str, Any]], Any],
     spill_rows: int = SPILL_ROWS,
+    release_root: str | None = None,
 ) -> None:
     """Extract ``uri`` into ``folder`` (tweets, deletes, ``_files.json``, ``_counts.json``)
     and ``dead_folder`` (dead letters), as the Beam extract pipeline does for one archive.
@@ -67,6 +68,7 @@ def extract_archive(
         tweet_key: sort key of tweet and delete rows.
         dead_key: sort key of dead-letter rows.
         spill_rows: records (and rows) held in memory before they are spilled to disk.
+        release_root: the release folder; ``_files.json`` holds paths relative to it.
     """
     ensure_dir(folder)
     spill = tempfile.mkdtemp(prefix="_spill-", dir=folder)
@@ -76,7 +78,7 @@ def extract_archive(
         )
     finally:
         shutil.rmtree(spill, ignore_errors=True)
-    write_json(join(folder, FILES), file_list(files))
+    write_json(join(folder, FILES), file_list(files, release_root))
     write_json(join(folder, COUNTS), dict(sorted(counts.items())))
 
 

@@ -30,6 +30,7 @@ from apache_beam.runners.runner import PipelineResult
 from corpusforge.jobs import run as run_job
 from corpusforge.options_bitext import ParaphraseConfig
 from corpusforge.release.bitext_build import (
+    REBUILT,
     ReleaseSpec,
     WriteRelease,
     describe_lid_model,
@@ -38,7 +39,8 @@ from corpusforge.release.bitext_build import (
     require_manifest,
     runner_name,
 )
-from corpusforge.release.io import expand_inputs, pipeline_options
+from corpusforge.release.io import expand_inputs, pipeline_options, release_config
+from corpusforge.release.publish import ReleaseStore, open_store, sidecars
 from corpusforge.schemas import PARAPHRASE
 from corpusforge.sources.opus.streams import file_name
 from corpusforge.text.pairfilters import pair_key
@@ -52,28 +54,37 @@ def paraphrase_sort_key(row: Mapping[str, Any]) -> tuple[str, str, str]:
     return pair_key(row["anchor"], row["positive"], symmetric=True), row["anchor"], row["positive"]
 
 
-def start(config: ParaphraseConfig, beam_args: list[str] | None = None) -> PipelineResult:
+def start(
+    config: ParaphraseConfig,
+    beam_args: list[str] | None = None,
+    store: ReleaseStore | None = None,
+) -> PipelineResult:
     """Start the ParaNMT pipeline; returns the runner's result.
 
     Args:
         config: validated configuration.
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
+        store: the release's store, whose lock the caller holds (default: opened here).
 
     Raises:
-        FileNotFoundError: an input pattern matches nothing, or no language-id model is found.
+        InputError: an input is missing or not a regular file.
+        FileNotFoundError: no language-id model is found.
+        ReleaseError: ``config.out`` cannot take a release.
     """
     beam_args = list(beam_args or [])
-    uris = expand_inputs(config.inputs)
+    store = store or open_store(config.out)
+    uris = expand_inputs(config.inputs, exclude=[config.out, *sidecars(config.out)])
     lid = describe_lid_model(config.lid_model)
     log.info("%d input files", len(uris))
     spec = ReleaseSpec(
         kind="paranmt-pairs",
-        out=config.out,
+        out=store.begin(rebuilt=REBUILT),
         pair_schema=PARAPHRASE,
         per_lang_pair=False,
-        config={**config.to_json(), "lid": lid},
+        config={**release_config(config.to_json()), "lid": lid},
         plan=[{"format": "paranmt", "files": [file_name(uri)]} for uri in uris],
         runner=runner_name(beam_args),
+        store=store,
     )
     prepare_release(spec)
     profile = config.profile
@@ -98,11 +109,13 @@ def start(config: ParaphraseConfig, beam_args: list[str] | None = None) -> Pipel
 
 
 def build(config: ParaphraseConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
-    """Run the whole build and return the manifest it wrote to ``config.out``.
+    """Run the whole build, holding the release's lock; returns the manifest it published.
 
     Args:
         config: validated configuration.
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
     """
-    result = start(config, beam_args)
-    return require_manifest(finish(result, config.out, runner_name(beam_args or [])), config.out)
+    store = open_store(config.out)
+    with store.locked():
+        manifest = finish(start(config, beam_args, store), config.out, runner_name(beam_args or []))
+    return require_manifest(manifest, config.out)

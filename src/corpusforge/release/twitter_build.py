@@ -13,19 +13,23 @@ Layout of a release ``DIR``:
 - ``manifest.json``: configuration, inputs (size, sha256), every file (rows, sha256), counts
   and the accounting identities (``schemas/manifest.v1.schema.json``).
 
-Pairs are written to ``_staging/`` first and moved into place when the pipeline has finished,
-so a killed build leaves no half-written release behind.
+A build writes the new release into a draft next to ``DIR`` and swaps it in whole
+(:mod:`corpusforge.release.publish`): killed at any moment, it leaves ``DIR`` holding the
+old release or the new one, never a mix, and the next build reuses the extracts it
+finished. Paths in ``_files.json`` and the manifest are relative to the release, so a
+release can be moved or copied and rebuilt in place from any working directory.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +44,7 @@ from corpusforge.options import DATASETS, TwitterConfig
 from corpusforge.release.io import (
     COUNTS,
     FILES,
+    InputError,
     WriteJsonPerKeyFn,
     delete_tree,
     ensure_dir,
@@ -51,11 +56,13 @@ from corpusforge.release.io import (
     read_json,
     read_parquet,
     relative,
+    release_config,
     software,
     write_json,
 )
 from corpusforge.release.local_extract import extract_archive
 from corpusforge.release.local_pairs import PairSettings, pair_tweets
+from corpusforge.release.publish import open_store, sidecars
 from corpusforge.schemas import (
     BENCHMARK,
     DEAD_LETTER,
@@ -93,6 +100,8 @@ EXTRACT_VERSION = 2
 """Bump when extraction output changes for the same input: old extracts are then rebuilt."""
 
 _SUCCESS = "_SUCCESS"
+REBUILT = ("manifest.json", "README.md", "card", "pairs", "benchmarks", "_staging")
+"""What every build writes anew; the extracts (``tweets/``, ``dead_letter/``) carry over."""
 
 
 @dataclass(frozen=True)
@@ -106,8 +115,8 @@ class InputArchive:
     extract: str
 
     def to_json(self) -> dict[str, Any]:
+        """As the manifest records it: by name, size and hash, never by path."""
         return {
-            "uri": self.uri,
             "name": self.name,
             "bytes": self.bytes,
             "sha256": self.sha256,
@@ -162,6 +171,7 @@ def run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list
                 tweet_key=_tweet_key,
                 dead_key=_dead_key,
                 spill_rows=EXTRACT_SPILL_ROWS,
+                release_root=config.out,
             )
             write_json(join(folder, _SUCCESS), a.to_json())
         return
@@ -191,7 +201,8 @@ def run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list
             | "AllFiles" >> beam.Flatten()
             | "FilesByExtract" >> beam.Map(_extract_of, list(dead_dirs.items()))
             | "GroupFiles" >> beam.GroupByKey()
-            | "WriteFileLists" >> beam.ParDo(WriteJsonPerKeyFn(FILES, file_list))
+            | "WriteFileLists"
+            >> beam.ParDo(WriteJsonPerKeyFn(FILES, functools.partial(file_list, root=config.out)))
         )
         (
             ex["counts"]
@@ -257,6 +268,27 @@ def _extract_of(
 
 def _extract_is_complete(folder: str) -> bool:
     return all(FileSystems.exists(join(folder, n)) for n in (_SUCCESS, FILES, COUNTS))
+
+
+def _extract_files(root: str, archive: InputArchive) -> list[dict[str, Any]]:
+    """An extract's ``_files.json`` with paths under ``root``.
+
+    The list holds paths relative to the release; one written before releases could move
+    holds the paths the build was given, whose part from ``tweets/<extract>/`` or
+    ``dead_letter/<extract>/`` on is the relative path.
+    """
+    infos = read_json(join(root, "tweets", archive.extract, FILES))
+    anchors = (f"tweets/{archive.extract}/", f"dead_letter/{archive.extract}/")
+    located = []
+    for info in infos:
+        path = info["path"]
+        if not path.startswith(anchors):
+            at = max(path.rfind("/" + a) for a in anchors)
+            if at < 0:
+                raise ValueError(f"{archive.extract}/{FILES}: {path} is outside the extract")
+            path = path[at + 1 :]
+        located.append({**info, "path": join(root, path)})
+    return located
 
 
 # ---------------------------------------------------------------------------------------
@@ -606,15 +638,45 @@ def accounting_identities(
     return checks
 
 
-def build(config: TwitterConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
-    """Run the whole build and write ``config.out/manifest.json``; returns the manifest.
+def build(
+    config: TwitterConfig,
+    beam_args: list[str] | None = None,
+    *,
+    finish_draft: Callable[[str], object] | None = None,
+) -> dict[str, Any]:
+    """Run the whole build and publish the release at ``config.out``; returns the manifest.
+
+    The build holds the release's lock, writes the new release into a draft and swaps it in
+    once its manifest (and ``finish_draft``'s files) are written.
 
     Args:
         config: validated configuration.
         beam_args: Beam pipeline flags (``--runner``, …); the in-process runner by default.
+        finish_draft: called with the draft folder of a local release after its manifest is
+            written and before it is published (the dataset card is written there).
+
+    Raises:
+        InputError: an input is missing or not a regular file, or no archive could be read.
+        ReleaseError: ``config.out`` cannot take a release, or another build holds it.
     """
     beam_args = list(beam_args or [])
-    uris = expand_inputs(config.inputs)
+    store = open_store(config.out)
+    uris = expand_inputs(config.inputs, exclude=[config.out, *sidecars(config.out)])
+    with store.locked():
+        root = store.begin(rebuilt=REBUILT)
+        try:
+            manifest = _build_into(dataclasses.replace(config, out=root), beam_args, uris)
+        except NothingRead:
+            store.abandon()
+            raise
+        if finish_draft is not None and "://" not in root:
+            finish_draft(root)
+        store.commit()
+    return manifest
+
+
+def _build_into(config: TwitterConfig, beam_args: list[str], uris: list[str]) -> dict[str, Any]:
+    """The build, with ``config.out`` the folder it writes (the draft of a local release)."""
     log.info("%d input archives", len(uris))
     progress.stage("hash inputs")
     archives = [describe_input(uri, config) for uri in uris]
@@ -629,8 +691,9 @@ def build(config: TwitterConfig, beam_args: list[str] | None = None) -> dict[str
     extract_files: list[dict[str, Any]] = []
     extract_counts = []
     for a in archives:
-        extract_files += read_json(join(folders[a.uri], FILES))
+        extract_files += _extract_files(config.out, a)
         extract_counts.append(read_json(join(folders[a.uri], COUNTS)))
+    _check_something_read(archives, extract_counts, extract_files)
     tweet_files = [i["path"] for i in extract_files if _schema_of(i["path"]) == TWEET]
     delete_files = [i["path"] for i in extract_files if _schema_of(i["path"]) == DELETE]
 
@@ -664,6 +727,50 @@ def build(config: TwitterConfig, beam_args: list[str] | None = None) -> dict[str
     validate_json(MANIFEST, manifest)
     write_json(join(config.out, "manifest.json"), manifest)
     return manifest
+
+
+class NothingRead(InputError):
+    """No line of any input archive could be read."""
+
+
+def _check_something_read(
+    archives: list[InputArchive],
+    extract_counts: list[dict[str, int]],
+    extract_files: list[dict[str, Any]],
+) -> None:
+    """Warn about each input no line could be read from; fail when that is every input.
+
+    Raises:
+        NothingRead: no line of any input could be read (nothing is published).
+    """
+    problems = [
+        _what_is_wrong(a, extract_files)
+        for a, counts in zip(archives, extract_counts, strict=True)
+        if not counts.get("lines_read")
+    ]
+    if archives and len(problems) == len(archives):
+        shown = "; ".join(problems[:5]) + (
+            f"; and {len(problems) - 5} more" if problems[5:] else ""
+        )
+        raise NothingRead(f"no input could be read, nothing published: {shown}")
+    for problem in problems:
+        log.warning("input %s", problem)
+
+
+def _what_is_wrong(archive: InputArchive, extract_files: list[dict[str, Any]]) -> str:
+    """``NAME: what is wrong (reason)``, from the archive's own dead letters."""
+    import pyarrow.parquet as pq
+
+    folder = f"/dead_letter/{archive.extract}/"
+    for info in extract_files:
+        if folder in info["path"] and info["rows"]:
+            rows = pq.read_table(info["path"], columns=["origin_member", "reason", "detail"])
+            for row in rows.to_pylist():
+                if row["origin_member"] is None:
+                    return f"{archive.name}: {row['detail']} ({row['reason']})"
+    if archive.bytes == 0:
+        return f"{archive.name}: an empty file"
+    return f"{archive.name}: no line could be read from it"
 
 
 def _reference_scores(config: TwitterConfig) -> dict[str, Any]:
@@ -735,7 +842,7 @@ def _manifest(
         "corpusforge_version": corpusforge.__version__,
         "software": software(),
         "schemas": {ref.name: str(ref) for ref in (TWEET, DELETE, DEAD_LETTER, PAIR, BENCHMARK)},
-        "config": config.to_json(),
+        "config": release_config(config.to_json()),
         "runner": str(options.get("runner") or "FnApiRunner"),
         "inputs": [a.to_json() for a in archives],
         "files": files,
