@@ -130,6 +130,28 @@ def _build_with_card(config: TwitterConfig, args: list[str]) -> dict[str, Any]:
     return manifest
 
 
+UNREADABLE_SHOWN = 20
+
+
+def _print_unreadable(console: Console, manifest: dict[str, Any], out: str) -> None:
+    """Name the archives and members that could not be read at all (dead_letter/ has them)."""
+    from rich.markup import escape
+
+    from corpusforge.release.unreadable import describe, unreadable_inputs
+
+    unreadable = unreadable_inputs(out, manifest)
+    if not unreadable:
+        return
+    console.print(
+        f"[yellow]{len(unreadable):,} unreadable archive(s) or member(s)[/yellow], "
+        "left out of the release (rows in dead_letter/):"
+    )
+    for item in unreadable[:UNREADABLE_SHOWN]:
+        console.print(f"  {escape(describe(item))}", soft_wrap=True)
+    if len(unreadable) > UNREADABLE_SHOWN:
+        console.print(f"  … and {len(unreadable) - UNREADABLE_SHOWN:,} more")
+
+
 def print_summary(manifest: dict[str, Any], out: str) -> None:
     """A short human summary of a release."""
     console = Console()
@@ -141,6 +163,7 @@ def print_summary(manifest: dict[str, Any], out: str) -> None:
         f"{counts['delete_notices']:,} delete notices, {counts['other_messages']:,} other, "
         f"{counts['dead_letter']:,} dead-lettered"
     )
+    _print_unreadable(console, manifest, out)
     table = Table("dataset", "pairs", "candidates", "top drop reasons")
     for name, ds in manifest["datasets"].items():
         top = sorted(ds.get("dropped", {}).items(), key=lambda kv: -kv[1])[:3]
