@@ -42,6 +42,13 @@ def build(
     max_line_bytes: Annotated[int, typer.Option(help="longer lines are dead-lettered")] = 1 << 20,
     max_member_bytes: Annotated[int, typer.Option(help="cap on decompressed bytes per member")] = 4
     << 30,
+    max_member_ratio: Annotated[
+        float,
+        typer.Option(
+            help="cap on a member's decompressed/compressed bytes past its first 8 MiB "
+            "(a decompression bomb is cut, read_member_ratio_too_high); 0: off"
+        ),
+    ] = 100,
     benchmark_queries: Annotated[
         int, typer.Option(help="queries per held-out benchmark (dq, dr, cq, cr); 0: none")
     ] = 5000,
@@ -93,7 +100,7 @@ def build(
             min_chars=min_chars,
             seed=seed,
             rows_per_shard=rows_per_shard,
-            limits=ReadLimits(max_line_bytes, max_member_bytes, bz2_threads),
+            limits=ReadLimits(max_line_bytes, max_member_bytes, bz2_threads, max_member_ratio),
             benchmarks=BenchmarkConfig(benchmark_queries, benchmark_positives, benchmark_negatives),
             pairs_per_dataset=pairs_per_dataset,
             decontaminate=tuple(decontaminate or ()),
