@@ -41,7 +41,8 @@ class TwitterConfig:
         min_chars: minimum length of a cleaned text (the paper's 20 characters).
         seed: seed of every hashed choice.
         rows_per_shard: target rows per Parquet shard.
-        limits: caps on line and member sizes while reading archives.
+        limits: caps on line length, member size and compression ratio while reading
+            archives, and the bz2 decoder setting.
         benchmarks: sizes of the held-out ranking benchmarks (``queries=0``: none).
         pairs_per_dataset: sample each training dataset down to this many pairs (the paper
             used 250,000); ``None`` keeps all.
@@ -237,6 +238,13 @@ class TwitterPairsOptions(PipelineOptions):
             default=ReadLimits.max_member_bytes,
             help="cap on decompressed bytes per archive member",
         )
+        parser.add_argument(
+            "--max_member_ratio",
+            type=float,
+            default=ReadLimits.max_member_ratio,
+            help="cap on a member's decompressed/compressed bytes past its first 8 MiB "
+            "(a decompression bomb is cut, read_member_ratio_too_high); 0: off",
+        )
 
     def to_config(self) -> TwitterConfig:
         """Validate the flags into a :class:`TwitterConfig`."""
@@ -253,7 +261,12 @@ class TwitterPairsOptions(PipelineOptions):
             min_chars=o["min_chars"],
             seed=o["seed"],
             rows_per_shard=o["rows_per_shard"],
-            limits=ReadLimits(o["max_line_bytes"], o["max_member_bytes"], o["bz2_threads"]),
+            limits=ReadLimits(
+                o["max_line_bytes"],
+                o["max_member_bytes"],
+                o["bz2_threads"],
+                o["max_member_ratio"],
+            ),
             benchmarks=BenchmarkConfig(
                 o["benchmark_queries"], o["benchmark_positives"], o["benchmark_negatives"]
             ),

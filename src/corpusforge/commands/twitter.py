@@ -42,6 +42,13 @@ def build(
     max_line_bytes: Annotated[int, typer.Option(help="longer lines are dead-lettered")] = 1 << 20,
     max_member_bytes: Annotated[int, typer.Option(help="cap on decompressed bytes per member")] = 4
     << 30,
+    max_member_ratio: Annotated[
+        float,
+        typer.Option(
+            help="cap on a member's decompressed/compressed bytes past its first 8 MiB "
+            "(a decompression bomb is cut, read_member_ratio_too_high); 0: off"
+        ),
+    ] = 100,
     benchmark_queries: Annotated[
         int, typer.Option(help="queries per held-out benchmark (dq, dr, cq, cr); 0: none")
     ] = 5000,
@@ -93,7 +100,7 @@ def build(
             min_chars=min_chars,
             seed=seed,
             rows_per_shard=rows_per_shard,
-            limits=ReadLimits(max_line_bytes, max_member_bytes, bz2_threads),
+            limits=ReadLimits(max_line_bytes, max_member_bytes, bz2_threads, max_member_ratio),
             benchmarks=BenchmarkConfig(benchmark_queries, benchmark_positives, benchmark_negatives),
             pairs_per_dataset=pairs_per_dataset,
             decontaminate=tuple(decontaminate or ()),
@@ -131,6 +138,28 @@ def _build_with_card(config: TwitterConfig, args: list[str]) -> dict[str, Any]:
     return run_build(config, args, finish_draft=functools.partial(write_card, name=name))
 
 
+UNREADABLE_SHOWN = 20
+
+
+def _print_unreadable(console: Console, manifest: dict[str, Any], out: str) -> None:
+    """Name the archives and members that could not be read at all (dead_letter/ has them)."""
+    from rich.markup import escape
+
+    from corpusforge.release.unreadable import describe, unreadable_inputs
+
+    unreadable = unreadable_inputs(out, manifest)
+    if not unreadable:
+        return
+    console.print(
+        f"[yellow]{len(unreadable):,} unreadable archive(s) or member(s)[/yellow], "
+        "left out of the release (rows in dead_letter/):"
+    )
+    for item in unreadable[:UNREADABLE_SHOWN]:
+        console.print(f"  {escape(describe(item))}", soft_wrap=True)
+    if len(unreadable) > UNREADABLE_SHOWN:
+        console.print(f"  … and {len(unreadable) - UNREADABLE_SHOWN:,} more")
+
+
 def print_summary(manifest: dict[str, Any], out: str) -> None:
     """A short human summary of a release."""
     console = Console()
@@ -142,6 +171,7 @@ def print_summary(manifest: dict[str, Any], out: str) -> None:
         f"{counts['delete_notices']:,} delete notices, {counts['other_messages']:,} other, "
         f"{counts['dead_letter']:,} dead-lettered"
     )
+    _print_unreadable(console, manifest, out)
     table = Table("dataset", "pairs", "candidates", "top drop reasons")
     for name, ds in manifest["datasets"].items():
         top = sorted(ds.get("dropped", {}).items(), key=lambda kv: -kv[1])[:3]

@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from corpusforge.release.stats import ordered, read_manifest, release_stats
+from corpusforge.release.unreadable import unreadable_inputs
 
 CARD = "README.md"
 PLOTS = "card"
@@ -81,7 +82,10 @@ def write_card(release_dir: str, name: str | None = None) -> Path:
         "funnel": _save(root / PLOTS / "funnel.png", _funnel_figure(stats["funnel"])),
         "lengths": _save(root / PLOTS / "lengths.png", _lengths_figure(stats["datasets"])),
     }
-    text = render_card(manifest, stats, samples, plots, name=name or root.resolve().name)
+    unreadable = unreadable_inputs(root, manifest)
+    text = render_card(
+        manifest, stats, samples, plots, name=name or root.resolve().name, unreadable=unreadable
+    )
     path = root / CARD
     _write_atomically(path, text.encode("utf-8"))
     return path
@@ -307,6 +311,7 @@ def render_card(
     plots: Mapping[str, str],
     *,
     name: str,
+    unreadable: Sequence[Mapping[str, Any]] = (),
 ) -> str:
     """The card's Markdown.
 
@@ -316,6 +321,8 @@ def render_card(
         samples: sample pair rows per dataset.
         plots: card-relative paths of the ``funnel`` and ``lengths`` plots.
         name: the release folder's name, used in the loading examples.
+        unreadable: the archives and members that could not be read at all
+            (:func:`corpusforge.release.unreadable.unreadable_inputs`).
     """
     kind = manifest["kind"]
     datasets = ordered(manifest["datasets"])
@@ -345,6 +352,7 @@ def render_card(
     out += [f"# {title}", ""]
     out += [*_summary(manifest, total, twitter), ""]
     out += _contents(manifest, datasets, twitter)
+    out += _unreadable_section(unreadable)
     out += _funnel_section(stats["funnel"], plots["funnel"])
     out += _lengths_section(stats, plots["lengths"])
     out += _samples_section(samples)
@@ -496,6 +504,37 @@ def _samples_section(samples: Mapping[str, list[dict[str, Any]]]) -> list[str]:
         )
         out += [""]
     return out
+
+
+UNREADABLE_ROWS = 50
+"""Unreadable archives and members listed by name in the card; the rest are counted."""
+
+
+def _unreadable_section(unreadable: Sequence[Mapping[str, Any]]) -> list[str]:
+    if not unreadable:
+        return []
+    out = ["## Unreadable archives and members", ""]
+    out += [
+        f"{len(unreadable):,} input archive(s) or member(s) could not be read at all and are "
+        "missing from this release; each is a row of `dead_letter/` with its reason:",
+        "",
+    ]
+    out += _table(
+        ["archive", "member", "reason", "detail"],
+        [
+            [
+                f"`{_cell(u['origin_archive'] or '')}`",
+                f"`{_cell(u['origin_member'])}`" if u["origin_member"] else "(whole archive)",
+                f"`{u['reason']}`",
+                _cell(u["detail"] or ""),
+            ]
+            for u in unreadable[:UNREADABLE_ROWS]
+        ],
+        "llll",
+    )
+    if len(unreadable) > UNREADABLE_ROWS:
+        out += ["", f"… and {len(unreadable) - UNREADABLE_ROWS:,} more in `dead_letter/`."]
+    return [*out, ""]
 
 
 def _build_section(manifest: Mapping[str, Any]) -> list[str]:
