@@ -119,6 +119,8 @@ def print_summary(manifest: dict[str, Any], out: str) -> None:
         f"{counts['pairs_read']:,} pairs, {counts['dead_letter']:,} dead-lettered "
         f"({skipped:,} empty alignments skipped); kept {counts['rows']:,} pairs"
     )
+    for line in refused_file_pairs(manifest, out):
+        console.print(f"[red]refused[/red] {line}")
     table = Table("dataset", "group", "pairs", "candidates", "top drop reasons")
     for name, ds in manifest["datasets"].items():
         groups = ds.get("lang_pairs") or {"": ds}
@@ -136,3 +138,33 @@ def print_summary(manifest: dict[str, Any], out: str) -> None:
     console.print(
         "accounting: " + ("[green]balanced[/green]" if balanced else "[red]NOT balanced[/red]")
     )
+
+
+MISMATCH = "align_line_count_mismatch"
+
+
+def refused_file_pairs(manifest: dict[str, Any], out: str) -> list[str]:
+    """One line per Moses file pair refused because its sides' line counts differ.
+
+    Read from the release's dead letters (their excerpt names both sides and counts); when
+    they cannot be read, one line with the number of refused pairs.
+    """
+    n = manifest["counts"]["dead_letter_reasons"].get(MISMATCH, 0)
+    if not n:
+        return []
+    why = "line counts differ, so no pair of it is published (dead letter " + MISMATCH + ")"
+    paths = [f["path"] for f in manifest["files"] if f["path"].startswith("dead_letter/")]
+    try:
+        import pyarrow.parquet as pq
+
+        names = sorted(
+            row["excerpt"]
+            for path in paths
+            for row in pq.read_table(
+                f"{out.rstrip('/')}/{path}", columns=["reason", "excerpt"]
+            ).to_pylist()
+            if row["reason"] == MISMATCH
+        )
+    except (OSError, ValueError):
+        return [f"{n} Moses file pair(s): {why}"]
+    return [f"{name}: {why}" for name in names]

@@ -42,6 +42,7 @@ class SourceReason(enum.StrEnum):
     PARSE_MISSING_LANG = "parse_missing_lang"
     PARSE_SEGMENT_COUNT = "parse_segment_count"
     PARSE_LINE_COUNT_MISMATCH = "parse_line_count_mismatch"
+    ALIGN_LINE_COUNT_MISMATCH = "align_line_count_mismatch"
     ALIGN_MISSING_DOCUMENT = "align_missing_document"
     ALIGN_MISSING_SENTENCE = "align_missing_sentence"
     ALIGN_BAD_XTARGETS = "align_bad_xtargets"

@@ -1,0 +1,87 @@
+"""``corpusforge bitext build`` on real and realistic broken input, end to end (issue 23).
+
+Each test runs the real command, then checks its exit code and message, the dead-letter
+rows, the pairs and the accounting (``corpusforge.release.validate``). Inputs are cut
+from ``../shared/realdata`` into a temporary folder, never into the repository.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from typer.testing import CliRunner
+
+from corpusforge.commands.bitext import app
+from corpusforge.release.validate import validate_release
+
+
+def build(inputs: list[Path], out: Path, *flags: str) -> tuple[int, str, dict[str, Any]]:
+    """Run the command; its exit code, output and manifest (``{}`` when none)."""
+    result = CliRunner().invoke(app, [*map(str, inputs), "--out", str(out), *flags])
+    manifest = out / "manifest.json"
+    return (
+        result.exit_code,
+        result.output,
+        json.loads(manifest.read_text()) if manifest.exists() else {},
+    )
+
+
+def dead_letters(out: Path) -> pl.DataFrame:
+    return pl.read_parquet(out / "dead_letter" / "*.parquet").sort("reason", "origin_line")
+
+
+def pairs(out: Path) -> pl.DataFrame:
+    files = list((out / "pairs").rglob("*.parquet"))
+    return pl.concat([pl.read_parquet(f) for f in files]) if files else pl.DataFrame()
+
+
+def assert_valid(out: Path) -> None:
+    report = validate_release(out)
+    assert report.ok, report.failed_checks()
+
+
+def lines(path: Path, n: int) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()[:n]
+
+
+def write_lines(path: Path, rows: list[str]) -> Path:
+    path.write_text("".join(row + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------- item 1
+
+
+def test_a_moses_pair_missing_one_line_is_refused_whole(realdata: Path, tmp_path: Path) -> None:
+    tatoeba = realdata / "tatoeba-laser-v1"
+    german = lines(tatoeba / "tatoeba.deu-eng.deu", 200)
+    english = lines(tatoeba / "tatoeba.deu-eng.eng", 200)
+    del german[50]  # German line 51 gone: lines 51..199 pair with the wrong English line
+    folder = tmp_path / "in"
+    folder.mkdir()
+    de = write_lines(folder / "tatoeba.deu-eng.deu", german)
+    en = write_lines(folder / "tatoeba.deu-eng.eng", english)
+    fr_en = lines(tatoeba / "tatoeba.fra-eng.eng", 50)
+    fr = write_lines(folder / "ok.fra-eng.fra", lines(tatoeba / "tatoeba.fra-eng.fra", 50))
+    fr_en_file = write_lines(folder / "ok.fra-eng.eng", fr_en)
+    out = tmp_path / "out"
+    code, output, m = build([de, en, fr, fr_en_file], out)
+    assert code == 0, output
+    assert "refused" in output and "tatoeba.deu-eng.deu (199 lines)" in output
+    assert "tatoeba.deu-eng.eng (200 lines)" in output
+    dead = dead_letters(out)
+    assert dead.select("reason", "origin_archive", "origin_line").rows() == [
+        ("align_line_count_mismatch", "tatoeba.deu-eng.deu", None)
+    ]
+    assert "tatoeba.deu-eng.deu has 199 lines and tatoeba.deu-eng.eng has 200" in dead["detail"][0]
+    kept = pairs(out)
+    assert set(kept["positive_lang"]) == {"fr"}  # not one German pair is published
+    assert set(kept["anchor"]) <= set(fr_en)
+    c = m["counts"]
+    assert (c["lines_read"], c["pairs_read"], c["dead_letter"]) == (51, 50, 1)
+    assert "tatoeba" not in m["datasets"]
+    assert m["accounting"]["balanced"]
+    assert_valid(out)
