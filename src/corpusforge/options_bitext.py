@@ -113,7 +113,7 @@ class BitextConfig:
             but not its translation. ``ct`` suits crisis-tweet-like text.
         lowercase: lowercase both sides (with ``none``: only that); ``None`` keeps the
             profile's own setting.
-        filters: tokens per side (P-SP: 3 to 100).
+        filters: tokens per side (P-SP: 3 to 100) and their largest ratio (OpusFilter: 3).
         language: language-id confidence threshold.
         max_pairs_per_lang: keep at most this many pairs of each (dataset, language pair),
             chosen by seeded hash; ``None`` keeps all.
@@ -291,6 +291,13 @@ class BitextPairsOptions(PipelineOptions):
             "--max_tokens", type=int, default=100, help="most whitespace tokens per side (100)"
         )
         parser.add_argument(
+            "--max_length_ratio",
+            type=float,
+            default=3.0,
+            help="drop a pair whose longer side has this many times the tokens of the shorter "
+            "(3, OpusFilter's LengthRatioFilter; 0: no limit)",
+        )
+        parser.add_argument(
             "--max_pairs_per_lang",
             type=int,
             default=MAX_PAIRS_PER_LANG,
@@ -319,7 +326,9 @@ class BitextPairsOptions(PipelineOptions):
             lid_model=o.get("lid_model"),
             clean=o.get("clean") or NO_CLEANING,
             lowercase=o.get("lowercase"),
-            filters=BitextFilterConfig(o["min_tokens"], o["max_tokens"]),
+            filters=BitextFilterConfig(
+                o["min_tokens"], o["max_tokens"], o["max_length_ratio"] or None
+            ),
             language=LanguageFilterConfig(o["min_lid_confidence"]),
             max_pairs_per_lang=o["max_pairs_per_lang"] or None,
             seed=shared.seed,

@@ -85,3 +85,35 @@ def test_a_moses_pair_missing_one_line_is_refused_whole(realdata: Path, tmp_path
     assert "tatoeba" not in m["datasets"]
     assert m["accounting"]["balanced"]
     assert_valid(out)
+
+
+def test_a_shift_with_equal_counts_is_caught_in_part_by_the_length_ratio(
+    realdata: Path, tmp_path: Path
+) -> None:
+    tatoeba = realdata / "tatoeba-laser-v1"
+    german = lines(tatoeba / "tatoeba.deu-eng.deu", 200)
+    english = lines(tatoeba / "tatoeba.deu-eng.eng", 200)
+    del german[50]
+    del english[-1]  # equal counts again: only the sentences say the pairs are wrong
+    (tmp_path / "in").mkdir()
+    de = write_lines(tmp_path / "in" / "shift.deu-eng.deu", german)
+    en = write_lines(tmp_path / "in" / "shift.deu-eng.eng", english)
+    out = tmp_path / "out"
+    code, output, m = build([de, en], out)
+    assert code == 0, output
+    dropped = m["datasets"]["shift"]["dropped"]
+    assert dropped["bitext_length_ratio"] >= 5
+    assert m["config"]["filters"]["max_length_ratio"] == 3.0
+    kept = pairs(out)
+    true = dict(zip(german[:50], english[:50], strict=True))
+    # the 50 aligned pairs before the gap are not stopped by the ratio
+    assert sum(true.get(p) == a for a, p in kept.select("anchor", "positive").rows()) >= 45
+    assert "bitext_length_ratio" in output
+    assert_valid(out)
+    # the limit is the user's: 0 turns it off, and the manifest records it
+    code, output, m = build([de, en], tmp_path / "off", "--max-length-ratio", "0")
+    assert code == 0, output
+    assert "bitext_length_ratio" not in m["counts"]["dropped"]
+    assert m["config"]["filters"]["max_length_ratio"] is None
+    bad = CliRunner().invoke(app, [str(de), str(en), "--out", str(out), "--max-length-ratio", "1"])
+    assert bad.exit_code != 0 and "max_length_ratio must be > 1" in bad.output

@@ -62,6 +62,13 @@ def build(
     lowercase: Lowercase = None,
     min_tokens: Annotated[int, typer.Option(help="fewest whitespace tokens per side")] = 3,
     max_tokens: Annotated[int, typer.Option(help="most whitespace tokens per side")] = 100,
+    max_length_ratio: Annotated[
+        float,
+        typer.Option(
+            help="drop a pair whose longer side has this many times the tokens of the shorter "
+            "(OpusFilter's LengthRatioFilter); 0: no limit"
+        ),
+    ] = 3.0,
     max_pairs_per_lang: Annotated[
         int, typer.Option(help="pairs kept per dataset and language pair; 0 keeps all")
     ] = 500_000,
@@ -95,7 +102,7 @@ def build(
             lid_model=lid_model,
             clean=clean,
             lowercase=lowercase,
-            filters=BitextFilterConfig(min_tokens, max_tokens),
+            filters=BitextFilterConfig(min_tokens, max_tokens, max_length_ratio or None),
             language=LanguageFilterConfig(min_lid_confidence),
             max_pairs_per_lang=max_pairs_per_lang or None,
             seed=seed,
