@@ -285,11 +285,12 @@ class BitextPairsOptions(PipelineOptions):
             help="keep case even where the cleaning profile lowercases",
         )
         parser.add_argument(
-            "--min_tokens", type=int, default=3, help="fewest whitespace tokens per side (3)"
+            "--min_tokens",
+            type=int,
+            default=3,
+            help="fewest words per side (3; letters count in scripts without spaces)",
         )
-        parser.add_argument(
-            "--max_tokens", type=int, default=100, help="most whitespace tokens per side (100)"
-        )
+        parser.add_argument("--max_tokens", type=int, default=100, help="most words per side (100)")
         parser.add_argument(
             "--max_length_ratio",
             type=float,

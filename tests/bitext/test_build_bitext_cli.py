@@ -117,3 +117,45 @@ def test_a_shift_with_equal_counts_is_caught_in_part_by_the_length_ratio(
     assert m["config"]["filters"]["max_length_ratio"] is None
     bad = CliRunner().invoke(app, [str(de), str(en), "--out", str(out), "--max-length-ratio", "1"])
     assert bad.exit_code != 0 and "max_length_ratio must be > 1" in bad.output
+
+
+# --------------------------------------------------------------------------- item 2
+
+CHINESE = [  # Tatoeba-style eng-zho pairs: Mandarin, then Cantonese, then Wu
+    ("我们试试看！", "Let's try something."),
+    ("我不知道。", "I don't know."),
+    ("你在干什么啊？", "What are you doing?"),
+    ("我今天很忙。", "I am very busy today."),
+    ("我喜欢吃苹果。", "I like eating apples."),
+    ("你好。", "Hello."),  # too short on both sides, in any script
+    ("你食咗飯未呀？", "Have you eaten yet?"),
+    ("我唔係香港人。", "I am not from Hong Kong."),
+    ("阿拉是上海人。", "We are from Shanghai."),
+    ("侬今朝去哪里？", "Where are you going today?"),
+]
+JAPANESE = [
+    ("私は学生です。", "I am a student."),
+    ("今日はとても暑いです。", "It is very hot today."),
+    ("トムはどこですか。", "Where is Tom?"),
+]
+THAI = [("ฉันไม่เข้าใจ", "I don't understand."), ("คุณชื่ออะไร", "What is your name?")]
+
+
+def test_scripts_without_spaces_are_kept(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    inputs = []
+    for code, rows in (("zho", CHINESE), ("jpn", JAPANESE), ("tha", THAI)):
+        inputs.append(write_lines(folder / f"tatoeba.{code}-eng.{code}", [r[0] for r in rows]))
+        inputs.append(write_lines(folder / f"tatoeba.{code}-eng.eng", [r[1] for r in rows]))
+    out = tmp_path / "out"
+    code, output, m = build(inputs, out)
+    assert code == 0, output
+    lang_pairs = m["datasets"]["tatoeba"]["lang_pairs"]
+    assert {g: t["rows"] for g, t in lang_pairs.items()} == {"en-ja": 3, "en-th": 2, "en-zh": 9}
+    assert lang_pairs["en-zh"]["dropped"] == {"bitext_too_short": 1}  # 你好。 / Hello.
+    kept = pairs(out)
+    expected = {(e, o) for rows in (CHINESE, JAPANESE, THAI) for o, e in rows if o != "你好。"}
+    assert set(kept.select("anchor", "positive").rows()) == expected
+    assert m["accounting"]["balanced"]
+    assert_valid(out)

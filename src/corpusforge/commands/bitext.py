@@ -60,8 +60,10 @@ def build(
         str, typer.Option(help="cleaning profile: none (default: bitext as distributed), paper, ct")
     ] = "none",
     lowercase: Lowercase = None,
-    min_tokens: Annotated[int, typer.Option(help="fewest whitespace tokens per side")] = 3,
-    max_tokens: Annotated[int, typer.Option(help="most whitespace tokens per side")] = 100,
+    min_tokens: Annotated[
+        int, typer.Option(help="fewest words per side (scripts without spaces: by letters)")
+    ] = 3,
+    max_tokens: Annotated[int, typer.Option(help="most words per side")] = 100,
     max_length_ratio: Annotated[
         float,
         typer.Option(

@@ -16,8 +16,10 @@ Defaults follow the papers whose corpora corpusforge rebuilds:
 
 Inputs are the two sides as ``str`` (``anchor``/``positive`` or ``src``/``trg``), the
 ParaNMT ``score`` and, for language id, the sides' language labels; checks never change
-the text. Whitespace tokens undercount languages written
-without spaces (Chinese, Japanese, Thai): such pairs fail the minimum length.
+the text. "Tokens" are words as :func:`corpusforge.text.lengths.word_count` counts them:
+whitespace tokens, except in scripts written without spaces (Chinese, Japanese, Thai,
+Lao, Khmer, Burmese), where letters are divided by the script's typical letters per word,
+so that the limits mean the same in every script.
 
 Exact duplicates and the per-(dataset, language pair) caps are applied later, in Beam,
 by seeded hash; :func:`pair_key` is the pure key for the first. Their reason codes are
@@ -32,7 +34,8 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
-from corpusforge.text.langid import normalize_lang
+from corpusforge.text.langid import normalize_lang, same_language
+from corpusforge.text.lengths import word_count
 from corpusforge.text.overlap import trigram_overlap
 
 
@@ -70,8 +73,9 @@ class BitextFilterConfig:
     """Length limits for a translation pair, per side.
 
     Attributes:
-        min_tokens: fewest whitespace tokens on each side (P-SP: 3).
-        max_tokens: most whitespace tokens on each side (P-SP: 100).
+        min_tokens: fewest words on each side (P-SP: 3 whitespace tokens; see
+            :func:`token_count` for scripts without spaces).
+        max_tokens: most words on each side (P-SP: 100).
         max_length_ratio: drop a pair whose longer side has at least this many times the
             tokens of the shorter (OpusFilter's ``LengthRatioFilter``: 3); ``None`` turns
             the check off.
@@ -171,8 +175,11 @@ class LanguagePredictor(Protocol):
 
 
 def token_count(text: str) -> int:
-    """Number of whitespace-separated tokens."""
-    return len(text.split())
+    """Number of words: whitespace tokens, by letters in scripts without spaces.
+
+    See :func:`corpusforge.text.lengths.word_count`.
+    """
+    return word_count(text)
 
 
 def check_bitext_length(
@@ -294,11 +301,12 @@ def check_language(
         config: the confidence threshold.
 
     Returns:
-        ``lang_mismatch`` when another language is predicted, ``lang_low_confidence``
+        ``lang_mismatch`` when another language is predicted (a member of the labelled
+        macrolanguage, Cantonese for ``zh``, is not another), ``lang_low_confidence``
         when the right one is predicted below the threshold, else ``None``.
     """
     predicted, confidence = identifier.predict(text)
-    if predicted != normalize_lang(lang):
+    if not same_language(predicted, normalize_lang(lang)):
         return FilterReason.LANG_MISMATCH
     if confidence < config.min_confidence:
         return FilterReason.LANG_LOW_CONFIDENCE

@@ -10,7 +10,8 @@ Four composites, each only wiring the pure functions of ``sources/opus``,
   reshuffled again so that language id spreads over the workers even when one file holds
   the whole corpus.
 - :class:`BitextPairs`: raw pairs -> ``((dataset, "l1-l2"), bitext row)``: optional
-  cleaning, English oriented into ``anchor``, 3 to 100 whitespace tokens per side, fastText
+  cleaning, English oriented into ``anchor``, 3 to 100 words per side (by letters in scripts
+  without spaces) in a ratio below 3, fastText
   language id on both sides agreeing with the declared languages, exact duplicates kept
   once, at most 500,000 pairs per (dataset, language pair) by seeded hash.
 - :class:`ReadParaphrases`: ParaNMT file URIs -> :class:`RawParaphrase` items, dead-letter
@@ -451,7 +452,8 @@ class BitextPairs(beam.PTransform):
     """Raw pairs -> ``{"pairs": ((dataset, "l1-l2"), row), "rejected", "counts"}``.
 
     Each pair is cleaned when a profile is given, oriented with English as the anchor,
-    kept when each side has ``min_tokens``..``max_tokens`` whitespace tokens and fastText
+    kept when each side has ``min_tokens``..``max_tokens`` words (whitespace tokens; letters
+    in scripts without spaces), their ratio is below ``max_length_ratio``, and fastText
     predicts the declared language on both sides (P-SP; CT-XLMR-SE), deduplicated (one
     copy kept, see the module docstring) and, with ``max_pairs_per_lang``, sampled to that
     many pairs per (dataset, language pair): the pairs with the smallest seeded hash of
