@@ -159,3 +159,66 @@ def test_scripts_without_spaces_are_kept(tmp_path: Path) -> None:
     assert set(kept.select("anchor", "positive").rows()) == expected
     assert m["accounting"]["balanced"]
     assert_valid(out)
+
+
+# --------------------------------------------------------------------------- item 3
+
+MULTI_TMX = """<?xml version="1.0" encoding="UTF-8"?>
+<tmx version="1.4">
+<header creationtool="x" creationtoolversion="1" segtype="sentence" o-tmf="x"
+  adminlang="en-US" srclang="en-US" datatype="plaintext"/>
+<body>
+<tu tuid="1">
+  <tuv xml:lang="en-US"><seg>Save the file before you close the window.</seg></tuv>
+  <tuv xml:lang="en-GB"><seg>Save the file before you close the window.</seg></tuv>
+  <tuv xml:lang="de-DE"><seg>Speichern Sie die Datei, bevor Sie das Fenster schließen.</seg></tuv>
+  <tuv xml:lang="fr-FR"><seg>Enregistrez le fichier avant de fermer la fenêtre.</seg></tuv>
+  <tuv xml:lang="ja-JP"><seg>ウィンドウを閉じる前にファイルを保存してください。</seg></tuv>
+</tu>
+<tu tuid="2">
+  <tuv xml:lang="en-US"><seg>The printer is not connected to the network.</seg></tuv>
+  <tuv xml:lang="de-DE"><seg>Der Drucker ist nicht mit dem Netzwerk verbunden.</seg></tuv>
+  <tuv xml:lang="fr-FR"><seg>L'imprimante n'est pas connectée au réseau.</seg></tuv>
+  <tuv xml:lang="ja-JP"><seg>プリンターがネットワークに接続されていません。</seg></tuv>
+</tu>
+<tu tuid="3">
+  <tuv xml:lang="en-US"><seg>Color</seg></tuv>
+  <tuv xml:lang="en-GB"><seg>Colour</seg></tuv>
+</tu>
+<tu tuid="4">
+  <tuv xml:lang="de-DE"><seg>Ja</seg></tuv>
+  <tuv xml:lang="fr-FR"><seg>Oui</seg></tuv>
+  <tuv xml:lang="es-ES"><seg>Sí</seg></tuv>
+</tu>
+</body>
+</tmx>
+"""
+
+
+def test_a_multilingual_tmx_gives_english_with_every_other_language(tmp_path: Path) -> None:
+    tmx = tmp_path / "memory.tmx"
+    tmx.write_text(MULTI_TMX, encoding="utf-8")
+    out = tmp_path / "out"
+    code, output, m = build([tmx], out)
+    assert code == 0, output
+    groups = m["datasets"]["memory"]["lang_pairs"]
+    assert {g: t["rows"] for g, t in groups.items()} == {"en-de": 2, "en-fr": 2, "en-ja": 2}
+    assert m["counts"]["skipped"] == {"align_extra_english": 1}
+    dead = dead_letters(out)
+    assert dead.select("reason", "origin_archive", "origin_line").rows() == [
+        ("parse_no_english", "memory.tmx", 23),
+        ("parse_one_language", "memory.tmx", 19),
+    ]
+    kept = pairs(out)
+    assert set(kept["anchor"]) == {
+        "Save the file before you close the window.",
+        "The printer is not connected to the network.",
+    }
+    assert set(kept["anchor_lang"]) == {"en"}
+    assert (
+        "The printer is not connected to the network.",
+        "L'imprimante n'est pas connectée au réseau.",
+    ) in set(kept.select("anchor", "positive").rows())
+    c = m["counts"]
+    assert (c["lines_read"], c["pairs_read"], c["dead_letter"]) == (8, 6, 2)
+    assert_valid(out)
