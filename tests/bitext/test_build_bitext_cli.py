@@ -7,9 +7,12 @@ from ``../shared/realdata`` into a temporary folder, never into the repository.
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 from pathlib import Path
 from typing import Any
+from xml.sax.saxutils import escape
 
 import polars as pl
 from typer.testing import CliRunner
@@ -221,4 +224,40 @@ def test_a_multilingual_tmx_gives_english_with_every_other_language(tmp_path: Pa
     ) in set(kept.select("anchor", "positive").rows())
     c = m["counts"]
     assert (c["lines_read"], c["pairs_read"], c["dead_letter"]) == (8, 6, 2)
+    assert_valid(out)
+
+
+# --------------------------------------------------------------------------- item 4
+
+
+def test_half_a_gzipped_tmx_keeps_every_complete_unit(realdata: Path, tmp_path: Path) -> None:
+    tatoeba = realdata / "tatoeba-laser-v1"
+    german = lines(tatoeba / "tatoeba.deu-eng.deu", 346)
+    english = lines(tatoeba / "tatoeba.deu-eng.eng", 346)
+    units = "".join(
+        f'<tu>\n  <tuv xml:lang="de"><seg>{escape(de)}</seg></tuv>\n'
+        f'  <tuv xml:lang="en"><seg>{escape(en)}</seg></tuv>\n</tu>\n'
+        for de, en in zip(german, english, strict=True)
+    )
+    tmx = f'<?xml version="1.0" encoding="UTF-8"?>\n<tmx version="1.4">\n<header/>\n<body>\n{units}'
+    body = gzip.compress((tmx + "</body>\n</tmx>\n").encode(), mtime=0)
+    half = body[: len(body) // 2]
+    path = tmp_path / "tatoeba.de-en.tmx.gz"
+    path.write_bytes(half)
+    complete = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(half).count(b"</tu>")
+    assert complete > 100
+    out = tmp_path / "out"
+    code, output, m = build([path], out)
+    assert code == 0, output
+    c = m["counts"]
+    assert (c["pairs_read"], c["dead_letter"]) == (complete, 1)
+    dead = dead_letters(out)
+    assert dead.select("reason", "origin_archive").rows() == [
+        ("read_unreadable", "tatoeba.de-en.tmx.gz")
+    ]
+    assert "Compressed file ended" in dead["detail"][0]
+    kept = pairs(out)
+    true = dict(zip(german[:complete], english[:complete], strict=True))
+    assert len(kept) > complete * 0.9
+    assert all(true[p] == a for a, p in kept.select("anchor", "positive").rows())
     assert_valid(out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import xml.etree.ElementTree as ET
+import zlib
 from pathlib import Path
 
 from corpusforge.sources.opus.records import DeadLetter, Origin, RawPair, Skipped
@@ -146,3 +147,21 @@ def test_gzipped_and_truncated_tmx(tmp_path: Path) -> None:
 def test_seg_text_drops_native_codes_only() -> None:
     seg = ET.fromstring("<seg>a <it pos='begin'>{b}</it>b<sub>c</sub>\n d</seg>")
     assert seg_text(seg) == "a bc d"
+
+
+def test_half_a_gzipped_tmx_keeps_every_complete_unit(tmp_path: Path) -> None:
+    units = "".join(
+        f'<tu><tuv xml:lang="de"><seg>Satz {i}</seg></tuv>'
+        f'<tuv xml:lang="en"><seg>Sentence {i}</seg></tuv></tu>\n'
+        for i in range(3000)
+    )
+    body = gzip.compress(f'<tmx version="1.4"><header/><body>\n{units}</body></tmx>'.encode())
+    path = tmp_path / "de-en.tmx.gz"
+    path.write_bytes(body[: len(body) // 2])
+    complete = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(body[: len(body) // 2])
+    items = list(read_tmx(str(path)))
+    pairs = [i for i in items if isinstance(i, RawPair)]
+    assert len(pairs) == complete.count(b"</tu>") > 100
+    assert [p.src for p in pairs[:2]] == ["Satz 0", "Satz 1"]
+    assert isinstance(items[-1], DeadLetter) and items[-1].reason == "read_unreadable"
+    assert f"on line {pairs[-1].origin_line}" in items[-1].detail
