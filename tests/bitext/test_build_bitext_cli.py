@@ -19,6 +19,8 @@ from typer.testing import CliRunner
 
 from corpusforge.commands.bitext import app
 from corpusforge.release.validate import validate_release
+from pipelines.bitext_pairs import run
+from tests.bitext.test_build_bitext import parquet_digests
 
 
 def build(inputs: list[Path], out: Path, *flags: str) -> tuple[int, str, dict[str, Any]]:
@@ -261,3 +263,73 @@ def test_half_a_gzipped_tmx_keeps_every_complete_unit(realdata: Path, tmp_path: 
     assert len(kept) > complete * 0.9
     assert all(true[p] == a for a, p in kept.select("anchor", "positive").rows())
     assert_valid(out)
+
+
+# --------------------------------------------------------------------------- item 5
+
+
+def test_inputs_that_give_nothing_are_dead_letters_naming_them(
+    realdata: Path, tmp_path: Path
+) -> None:
+    tatoeba = realdata / "tatoeba-laser-v1"
+    folder = tmp_path / "in"
+    folder.mkdir()
+    fr_en = lines(tatoeba / "tatoeba.fra-eng.eng", 30)
+    good = [
+        write_lines(folder / "ok.fra-eng.fra", lines(tatoeba / "tatoeba.fra-eng.fra", 30)),
+        write_lines(folder / "ok.fra-eng.eng", fr_en),
+    ]
+    german = write_lines(folder / "source.txt", lines(tatoeba / "tatoeba.deu-eng.deu", 40))
+    english = write_lines(folder / "target.txt", lines(tatoeba / "tatoeba.deu-eng.eng", 40))
+    empty = folder / "empty.de-en.tmx"
+    empty.write_text('<?xml version="1.0"?>\n<tmx version="1.4"><body>\n</body></tmx>\n')
+    xces = folder / "news.de-en.xml"
+    xces.write_text(
+        '<?xml version="1.0" encoding="utf-8"?>\n<cesAlign version="1.0">\n'
+        '<linkGrp targType="s" fromDoc="de/gone.xml.gz" toDoc="en/gone.xml.gz">\n'
+        '<link xtargets="s1;s1" />\n<link xtargets="s2;s2" />\n</linkGrp>\n</cesAlign>\n'
+    )
+    out = tmp_path / "out"
+    code, output, m = build([*good, german, english, empty, xces], out)
+    assert code == 0, output
+    dead = dead_letters(out)
+    assert sorted(dead.select("reason", "origin_archive").rows()) == [
+        ("align_missing_document", "news.de-en.xml"),
+        ("read_no_records", "empty.de-en.tmx"),
+        ("read_no_records", "news.de-en.xml"),
+        ("read_unknown_format", "source.txt"),
+        ("read_unknown_format", "target.txt"),
+    ]
+    details = set(dead["detail"])
+    assert "no pair could be read from empty.de-en.tmx (tmx): the input holds no record" in details
+    assert (
+        "no pair could be read from news.de-en.xml (xces): only align_group_unavailable 2, "
+        "align_missing_document 1" in details
+    )
+    c = m["counts"]
+    assert (c["pairs_read"], c["dead_letter"]) == (30, 5)
+    assert c["dead_letter_reasons"]["read_no_records"] == 2
+    assert set(pairs(out)["anchor"]) <= set(fr_en)
+    assert_valid(out)
+
+    # --src-lang/--trg-lang pair the two nameless files (name order: source.txt first)
+    named = tmp_path / "named"
+    code, output, m = build([*good, german, english], named, "--src-lang", "de", "--trg-lang", "en")
+    assert code == 0, output
+    assert m["counts"]["dead_letter"] == 0
+    de = pairs(named).filter(pl.col("positive_lang") == "de")
+    true = dict(
+        zip(
+            lines(tatoeba / "tatoeba.deu-eng.deu", 40),
+            lines(tatoeba / "tatoeba.deu-eng.eng", 40),
+            strict=True,
+        )
+    )
+    assert len(de) > 30 and all(true[p] == a for a, p in de.select("anchor", "positive").rows())
+    assert set(pairs(named).filter(pl.col("positive_lang") == "fr")["anchor"]) <= set(fr_en)
+    assert_valid(named)
+    # the Beam entry point builds the same release from the same flags
+    beam_out = tmp_path / "beam"
+    argv = [f"--input={p}" for p in (*good, german, english)]
+    assert run([*argv, f"--out={beam_out}", "--src_lang=de", "--trg_lang=en"]) == 0
+    assert parquet_digests(beam_out) == parquet_digests(named)

@@ -196,3 +196,20 @@ def test_truncated_gzipped_alignment_keeps_every_link_before_the_damage(
     assert [(p.src, p.trg) for p in pairs] == [(p.src, p.trg) for p in whole[: len(pairs)]]
     assert [letter.reason for letter in letters] == ["read_unreadable"]
     assert "stream broke" in letters[0].detail
+
+
+def test_every_document_missing_ends_with_read_no_records(corpus: Path) -> None:
+    from corpusforge.sources.opus.formats import OpusFormat, OpusInput, read_opus
+
+    uri = _alignment(
+        corpus / "de-en.xml",
+        [
+            ("de/gone.xml.gz", "en/a.xml.gz", ["s1;s1", "s2;s2"]),
+            ("de/a.xml.gz", "en/lost.xml.gz", ["s1;s1"]),
+        ],
+    )
+    items = list(read_opus(OpusInput(OpusFormat.XCES, (uri,))))
+    letters = [i for i in items if isinstance(i, DeadLetter)]
+    assert [d.reason for d in letters] == ["align_missing_document"] * 2 + ["read_no_records"]
+    assert letters[-1].origin_file == "de-en.xml" and letters[-1].origin_line is None
+    assert "align_group_unavailable 3" in letters[-1].detail

@@ -50,7 +50,11 @@ def build(
         typer.Option(help="TSV columns: pair, tatoeba, wikimatrix, english_first (default: guess)"),
     ] = None,
     src_lang: Annotated[
-        str | None, typer.Option(help="first-side language where file names do not say")
+        str | None,
+        typer.Option(
+            help="first-side language where file names do not say; with --trg-lang, two plain "
+            "files whose names carry no language are one Moses pair, this one's first by name"
+        ),
     ] = None,
     trg_lang: Annotated[
         str | None, typer.Option(help="second-side language where file names do not say")

@@ -649,7 +649,9 @@ def start(config: BitextConfig, beam_args: list[str] | None = None) -> PipelineR
     beam_args = list(beam_args or [])
     uris = expand_inputs(config.inputs)
     lid = describe_lid_model(config.lid_model)
-    plan = plan_inputs(uris, format=config.format)
+    plan = plan_inputs(
+        uris, format=config.format, src_lang=config.src_lang, trg_lang=config.trg_lang
+    )
     log.info(
         "%d input files, %d read units", len(uris), sum(isinstance(u, OpusInput) for u in plan)
     )

@@ -31,6 +31,7 @@ from corpusforge.sources.opus.names import (
     infer_dataset,
     is_lang_suffix,
     languages_from_name,
+    named_language,
     side_language,
 )
 from corpusforge.sources.opus.records import (
@@ -160,6 +161,14 @@ def line_count_mismatch(
     )
 
 
+def _side_lang(uri: str, given: str | None) -> str | None:
+    """The name's language when it names a known one, else ``given``, else the name's."""
+    named = named_language(uri)
+    if named is not None or not given:
+        return named or side_language(uri)
+    return normalize_lang(given)
+
+
 def read_moses_files(
     src_uri: str,
     trg_uri: str,
@@ -173,24 +182,22 @@ def read_moses_files(
     Args:
         src_uri: the first side, e.g. ``tatoeba.deu-eng.deu``.
         trg_uri: the second side, e.g. ``tatoeba.deu-eng.eng``.
-        src_lang: language of ``src_uri``; default: its last suffix.
-        trg_lang: language of ``trg_uri``; default: its last suffix.
+        src_lang: language of ``src_uri`` when its last suffix names none (``train.src``,
+            ``source.txt``); a suffix that names a known language wins.
+        trg_lang: language of ``trg_uri``, likewise.
         dataset: corpus name; default: inferred from ``src_uri``'s name.
 
     Yields:
         See :func:`pair_lines`; origins name ``src_uri``'s file and its line numbers.
     """
     origin_file = file_name(src_uri)
-    langs = (
-        normalize_lang(src_lang) if src_lang else side_language(src_uri),
-        normalize_lang(trg_lang) if trg_lang else side_language(trg_uri),
-    )
+    langs = (_side_lang(src_uri, src_lang), _side_lang(trg_uri, trg_lang))
     if langs[0] is None or langs[1] is None:
         yield DeadLetter.of(
             SourceReason.PARSE_MISSING_LANG,
             (origin_file, None, None),
             f"no language suffix on {file_name(src_uri)!r} / {file_name(trg_uri)!r}; "
-            "pass src_lang and trg_lang",
+            "pass --src-lang and --trg-lang",
         )
         return
     mismatch = line_count_mismatch(

@@ -35,6 +35,7 @@ class SourceReason(enum.StrEnum):
     READ_XML_ERROR = "read_xml_error"
     READ_MISSING_MEMBER = "read_missing_member"
     READ_UNPAIRED_FILE = "read_unpaired_file"
+    READ_NO_RECORDS = "read_no_records"
     PARSE_COLUMN_COUNT = "parse_column_count"
     PARSE_UNKNOWN_LAYOUT = "parse_unknown_layout"
     PARSE_BAD_SCORE = "parse_bad_score"
