@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import zlib
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
 import polars as pl
+import pytest
 from typer.testing import CliRunner
 
 from corpusforge.commands.bitext import app
@@ -333,3 +335,43 @@ def test_inputs_that_give_nothing_are_dead_letters_naming_them(
     argv = [f"--input={p}" for p in (*good, german, english)]
     assert run([*argv, f"--out={beam_out}", "--src_lang=de", "--trg_lang=en"]) == 0
     assert parquet_digests(beam_out) == parquet_digests(named)
+
+
+# --------------------------------------------------------------------------- item 7
+
+
+def test_a_build_logs_no_type_hint_notes(
+    realdata: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    tatoeba = realdata / "tatoeba-laser-v1"
+    (tmp_path / "in").mkdir()
+    inputs = [
+        write_lines(
+            tmp_path / "in" / f"t.deu-eng.{side}", lines(tatoeba / f"tatoeba.deu-eng.{side}", 20)
+        )
+        for side in ("deu", "eng")
+    ]
+    with caplog.at_level(logging.INFO):
+        code, output, _ = build(inputs, tmp_path / "out")
+    assert code == 0, output
+    notes = [r for r in caplog.records if "string literal type hint" in r.getMessage()]
+    assert not notes and "string literal type hint" not in output
+
+
+def test_duplicates_up_to_case_and_whitespace_are_kept_once(realdata: Path, tmp_path: Path) -> None:
+    tatoeba = realdata / "tatoeba-laser-v1"
+    french = lines(tatoeba / "tatoeba.fra-eng.fra", 10)
+    english = lines(tatoeba / "tatoeba.fra-eng.eng", 10)
+    french.append(french[0].lower())  # the same pair again, lower-cased, with doubled spaces
+    english.append(english[0].replace(" ", "  "))
+    (tmp_path / "in").mkdir()
+    inputs = [
+        write_lines(tmp_path / "in" / "d.fra-eng.fra", french),
+        write_lines(tmp_path / "in" / "d.fra-eng.eng", english),
+    ]
+    code, output, m = build(inputs, tmp_path / "out")
+    assert code == 0, output
+    assert m["counts"]["dropped"].get("dedup_duplicate") == 1
+    kept = pairs(tmp_path / "out")
+    assert english[0] in set(kept["anchor"])  # the copy with the smaller origin (line 1) stays
+    assert_valid(tmp_path / "out")

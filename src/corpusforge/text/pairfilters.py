@@ -21,9 +21,9 @@ whitespace tokens, except in scripts written without spaces (Chinese, Japanese, 
 Lao, Khmer, Burmese), where letters are divided by the script's typical letters per word,
 so that the limits mean the same in every script.
 
-Exact duplicates and the per-(dataset, language pair) caps are applied later, in Beam,
-by seeded hash; :func:`pair_key` is the pure key for the first. Their reason codes are
-here so every drop in the pipeline has one.
+Duplicates (equal up to case and whitespace) and the per-(dataset, language pair) caps
+are applied later, in Beam, by seeded hash; :func:`pair_key` is the pure key for the
+first. Their reason codes are here so every drop in the pipeline has one.
 """
 
 from __future__ import annotations
@@ -336,7 +336,7 @@ def _dedup_text(text: str) -> str:
 
 
 def pair_key(anchor: str, positive: str, *, symmetric: bool = False) -> str:
-    """A key that is equal for exact duplicate pairs, up to case and whitespace.
+    """A key that is equal for duplicate pairs: the same sides up to case and whitespace.
 
     Args:
         anchor: first side.
