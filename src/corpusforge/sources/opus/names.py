@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from corpusforge.sources.opus.streams import file_name, strip_compression
-from corpusforge.text.langid import is_lang_code, normalize_lang
+from corpusforge.text.langid import is_lang_code, known_lang, normalize_lang
 
 UNKNOWN_DATASET = "unknown"
 # opus_get's local names: {corpus}_{release}_{preprocessing}_{l1}-{l2}.{ext}
@@ -72,6 +72,21 @@ def side_language(uri: str) -> str | None:
     if not dot or not stem or not is_lang_suffix(suffix):
         return None
     return normalize_lang(suffix)
+
+
+def named_language(uri: str) -> str | None:
+    """:func:`side_language`, only when it is a language the project knows (``de``, ``zh``).
+
+    ``train.src`` and ``corpus.tgt`` have suffixes shaped like codes that name no language:
+    ``None``, so that ``--src-lang``/``--trg-lang`` say what they are.
+    """
+    lang = side_language(uri)
+    if lang is None:
+        return None
+    try:
+        return known_lang(lang)
+    except ValueError:
+        return None
 
 
 def infer_dataset(uri: str) -> str:

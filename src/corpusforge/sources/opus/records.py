@@ -35,13 +35,17 @@ class SourceReason(enum.StrEnum):
     READ_XML_ERROR = "read_xml_error"
     READ_MISSING_MEMBER = "read_missing_member"
     READ_UNPAIRED_FILE = "read_unpaired_file"
+    READ_NO_RECORDS = "read_no_records"
     PARSE_COLUMN_COUNT = "parse_column_count"
     PARSE_UNKNOWN_LAYOUT = "parse_unknown_layout"
     PARSE_BAD_SCORE = "parse_bad_score"
     PARSE_EMPTY_SIDE = "parse_empty_side"
     PARSE_MISSING_LANG = "parse_missing_lang"
     PARSE_SEGMENT_COUNT = "parse_segment_count"
+    PARSE_ONE_LANGUAGE = "parse_one_language"
+    PARSE_NO_ENGLISH = "parse_no_english"
     PARSE_LINE_COUNT_MISMATCH = "parse_line_count_mismatch"
+    ALIGN_LINE_COUNT_MISMATCH = "align_line_count_mismatch"
     ALIGN_MISSING_DOCUMENT = "align_missing_document"
     ALIGN_MISSING_SENTENCE = "align_missing_sentence"
     ALIGN_BAD_XTARGETS = "align_bad_xtargets"
@@ -53,6 +57,7 @@ class SkipReason(enum.StrEnum):
 
     ALIGN_EMPTY_SIDE = "align_empty_side"
     ALIGN_GROUP_UNAVAILABLE = "align_group_unavailable"
+    ALIGN_EXTRA_ENGLISH = "align_extra_english"
 
 
 class Origin(NamedTuple):
@@ -78,7 +83,8 @@ class RawPair:
         origin_member: zip member of ``src`` for Moses zips, ``fromDoc|toDoc`` for XCES,
             else ``None``.
         origin_line: 1-based line (see the module docstring).
-        origin_part: 0, or the index of the translation when one input line holds several
+        origin_part: 0, or the index of the translation when one input line or TMX unit
+            holds several
             (sentence-transformers' ``english\\ttr1\\ttr2``), so that keys stay unique.
         score: the input's own score when it has one (WikiMatrix margin, XCES
             ``certainty``), else ``None``.

@@ -83,6 +83,21 @@ def iter_lines(stream: IO[bytes]) -> Iterator[bytes]:
         yield raw
 
 
+def count_lines(stream: IO[bytes], chunk_size: int = 1 << 20) -> int:
+    """How many lines :func:`iter_lines` would yield from ``stream``, read in binary chunks.
+
+    Counts ``\\n`` bytes, plus one for a last line without a ``\\n``; reads the whole stream.
+
+    Raises:
+        OSError, EOFError, zlib.error, lzma.LZMAError: when the stream breaks part-way.
+    """
+    lines, last = 0, b"\n"
+    while chunk := stream.read(chunk_size):
+        lines += chunk.count(b"\n")
+        last = chunk[-1:]
+    return lines + (last != b"\n")
+
+
 def decode_line(raw: bytes, line_no: int) -> str:
     """Decode one line as strict UTF-8, dropping a byte-order mark on line 1.
 

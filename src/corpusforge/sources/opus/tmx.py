@@ -1,10 +1,12 @@
 """TMX translation memories (``de-en.tmx``, ``.tmx.gz``) -> :class:`RawPair` items.
 
-Each ``<tu>`` must hold exactly two ``<tuv xml:lang="..."><seg>...</seg></tuv>``; the first
-is ``src``. ``<tu>`` elements are streamed one at a time (:mod:`xmlstream`), so memory
-does not grow with the file. Inline markup inside ``<seg>`` keeps its text for ``<hi>``
-and ``<sub>`` and drops the native codes of ``<bpt>``, ``<ept>``, ``<ph>``, ``<it>`` and
-``<ut>``, as TMX 1.4 defines them.
+Each ``<tu>`` holds ``<tuv xml:lang="..."><seg>...</seg></tuv>`` segments: two languages
+make one pair (the first is ``src``); more, as in a memory with several target languages,
+make one pair of English with each other language (:func:`parse_tu`). ``<tu>`` elements
+are streamed one at a time (:mod:`xmlstream`), so memory does not grow with the file.
+Inline markup inside ``<seg>`` keeps its text for ``<hi>`` and ``<sub>`` and drops the
+native codes of ``<bpt>``, ``<ept>``, ``<ph>``, ``<it>`` and ``<ut>``, as TMX 1.4 defines
+them.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Iterator
 
 from corpusforge.sources.opus.names import infer_dataset
 from corpusforge.sources.opus.records import (
+    ENGLISH,
     DeadLetter,
     Origin,
     RawPair,
@@ -40,43 +43,111 @@ def seg_text(seg: ET.Element) -> str:
     return " ".join("".join(parts).split())
 
 
-def parse_tu(tu: ET.Element, origin: Origin, dataset: str) -> SourceItem:
-    """One ``<tu>`` element -> a pair, a skip (blank segment) or a dead letter.
+def _tuv_lang(tuv: ET.Element) -> str | None:
+    lang = next((tuv.get(a) for a in _LANG_ATTRS if tuv.get(a)), None)
+    try:
+        return normalize_lang(lang or "")
+    except ValueError:
+        return None
+
+
+def parse_tu(tu: ET.Element, origin: Origin, dataset: str) -> list[SourceItem]:
+    """One ``<tu>`` element -> its pairs, skips (blank segments) or a dead letter.
+
+    A unit of two languages is one pair, in the order of its ``<tuv>``. A unit of more
+    (a memory with several target languages) gives one pair of its English segment with
+    each other segment, English first, ``origin_part`` being the other ``<tuv>``'s index;
+    English variants (``en-US``, ``en-GB``) are one English side: the first is used and
+    each further one is a counted ``align_extra_english`` skip, never an en-en pair.
 
     Args:
         tu: the complete ``<tu>`` element.
         origin: its file and start line.
-        dataset: corpus name for the record.
+        dataset: corpus name for the records.
 
     Returns:
-        :class:`RawPair`; :class:`Skipped` (``align_empty_side``); or :class:`DeadLetter`
-        with ``parse_segment_count`` (not exactly two ``<tuv>`` with a ``<seg>``) or
-        ``parse_missing_lang`` (a ``<tuv>`` without a usable ``xml:lang``).
+        :class:`RawPair` items and :class:`Skipped` ones (``align_empty_side`` for a pair
+        with a blank side, ``align_extra_english``); or one :class:`DeadLetter`:
+        ``parse_segment_count`` (fewer than two ``<tuv>`` with a ``<seg>``),
+        ``parse_missing_lang`` (a ``<tuv>`` without a usable ``xml:lang``),
+        ``parse_one_language`` (every segment in one language) or ``parse_no_english``
+        (more than two segments, none English: which pairs to make is not clear).
     """
     tuvs = tu.findall("tuv")
     with_seg = [(tuv, seg) for tuv in tuvs if (seg := tuv.find("seg")) is not None]
     excerpt = ET.tostring(tu, encoding="unicode")
-    if len(tuvs) != 2 or len(with_seg) != 2:
-        return DeadLetter.of(
-            SourceReason.PARSE_SEGMENT_COUNT,
-            origin,
-            f"<tu> has {len(tuvs)} <tuv> and {len(with_seg)} <seg>; want exactly 2 of each",
-            excerpt,
-        )
+    if len(with_seg) < 2:
+        return [
+            DeadLetter.of(
+                SourceReason.PARSE_SEGMENT_COUNT,
+                origin,
+                f"<tu> has {len(tuvs)} <tuv> and {len(with_seg)} <seg>; want at least 2 of each",
+                excerpt,
+            )
+        ]
     sides: list[tuple[str, str]] = []
     for tuv, seg in with_seg:
-        lang = next((tuv.get(a) for a in _LANG_ATTRS if tuv.get(a)), None)
-        try:
-            code = normalize_lang(lang or "")
-        except ValueError:
-            return DeadLetter.of(
-                SourceReason.PARSE_MISSING_LANG, origin, f"<tuv> language {lang!r}", excerpt
-            )
+        code = _tuv_lang(tuv)
+        if code is None:
+            lang = next((tuv.get(a) for a in _LANG_ATTRS if tuv.get(a)), None)
+            return [
+                DeadLetter.of(
+                    SourceReason.PARSE_MISSING_LANG, origin, f"<tuv> language {lang!r}", excerpt
+                )
+            ]
         sides.append((code, seg_text(seg)))
-    (src_lang, src), (trg_lang, trg) = sides
-    if not src or not trg:
+    langs = [lang for lang, _ in sides]
+    if len(set(langs)) == 1:
+        return [
+            DeadLetter.of(
+                SourceReason.PARSE_ONE_LANGUAGE,
+                origin,
+                f"every <tuv> of the <tu> is {langs[0]!r}: no translation pair",
+                excerpt,
+            )
+        ]
+    if len(sides) == 2:
+        return [_pair(sides[0], sides[1], origin, dataset, 0)]
+    english = [i for i, lang in enumerate(langs) if lang == ENGLISH]
+    if not english:
+        return [
+            DeadLetter.of(
+                SourceReason.PARSE_NO_ENGLISH,
+                origin,
+                f"<tu> has {len(sides)} segments in {sorted(set(langs))} and none in English; "
+                "only pairs with English are made from a unit of more than two",
+                excerpt,
+            )
+        ]
+    anchor = english[0]
+    items: list[SourceItem] = []
+    for part, side in enumerate(sides):
+        if part == anchor:
+            continue
+        if side[0] == ENGLISH:
+            items.append(Skipped.of(SkipReason.ALIGN_EXTRA_ENGLISH, origin))
+        else:
+            items.append(_pair(sides[anchor], side, origin, dataset, part))
+    return items
+
+
+def _pair(
+    src: tuple[str, str], trg: tuple[str, str], origin: Origin, dataset: str, part: int
+) -> SourceItem:
+    (src_lang, src_text), (trg_lang, trg_text) = src, trg
+    if not src_text or not trg_text:
         return Skipped.of(SkipReason.ALIGN_EMPTY_SIDE, origin)
-    return RawPair(src, trg, src_lang, trg_lang, dataset, origin.file, origin.member, origin.line)
+    return RawPair(
+        src_text,
+        trg_text,
+        src_lang,
+        trg_lang,
+        dataset,
+        origin.file,
+        origin.member,
+        origin.line,
+        origin_part=part,
+    )
 
 
 def read_tmx(uri: str, *, dataset: str | None = None) -> Iterator[SourceItem]:
@@ -97,7 +168,7 @@ def read_tmx(uri: str, *, dataset: str | None = None) -> Iterator[SourceItem]:
         with open_decompressed(uri) as stream:
             for item in iter_elements(stream, frozenset({"tu"})):
                 last_line = item.line
-                yield parse_tu(item.element, Origin(origin_file, None, item.line), dataset)
+                yield from parse_tu(item.element, Origin(origin_file, None, item.line), dataset)
     except XmlStreamError as exc:
         yield DeadLetter.of(
             SourceReason.READ_XML_ERROR, (origin_file, None, exc.line), f"malformed XML: {exc}"

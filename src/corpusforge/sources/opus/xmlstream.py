@@ -88,6 +88,8 @@ def iter_elements(
 
     Raises:
         XmlStreamError: on malformed XML, after everything before it was yielded.
+        OSError, EOFError, zlib.error, lzma.LZMAError: when a compressed stream breaks
+            part-way, likewise after every complete element before the damage.
     """
     parser = expat.ParserCreate()
     parser.buffer_text = True
@@ -95,8 +97,11 @@ def iter_elements(
     parser.StartElementHandler = collector.start
     parser.EndElementHandler = collector.end
     parser.CharacterDataHandler = collector.data
+    # read1: what a compressed stream has decoded so far, so that a truncated .gz still
+    # gives every element before the damage (read(n) would drop its last partial block)
+    read = getattr(stream, "read1", stream.read)
     while True:
-        chunk = stream.read(CHUNK)
+        chunk = read(CHUNK)
         try:
             parser.Parse(chunk, not chunk)
         except expat.ExpatError as exc:

@@ -1,0 +1,70 @@
+"""Word counts in every script: real short sentences (Tatoeba style) in each."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from corpusforge.text.lengths import LETTERS_PER_WORD, script_of, word_count
+from corpusforge.text.pairfilters import FilterReason, check_bitext_length
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("Let's try something.", 3),
+        ("Ich weiß es nicht.", 4),
+        ("Я не знаю.", 3),  # Cyrillic has spaces
+        ("나는 학생입니다.", 2),  # Hangul has spaces
+        # Chinese (Mandarin, Cantonese, Wu): 1.5 Han letters a word
+        ("我们试试看！", 4),
+        ("我不知道。", 3),
+        ("你好。", 2),
+        ("你食咗飯未呀？", 4),
+        ("阿拉是上海人。", 4),
+        # Japanese: kanji 1.5, kana 2 a word
+        ("私は学生です。", 4),
+        ("トムはどこですか。", 4),
+        # Thai, Lao, Khmer, Burmese: 2.5 letters a word, combining marks not counted (an
+        # estimate: these are 3, 3, 3, 4 and 3 words)
+        ("ฉันไม่เข้าใจ", 4),
+        ("คุณชื่ออะไร", 4),
+        ("ຂ້ອຍບໍ່ເຂົ້າໃຈ", 4),
+        ("ខ្ញុំមិនយល់ទេ", 3),
+        ("ကျွန်တော်နားမလည်ဘူး", 4),
+        # a token mixing scripts counts one word more for its other letters
+        ("iPhone很好用", 3),
+    ],
+)
+def test_word_count_in_every_script(text: str, words: int) -> None:
+    assert word_count(text) == words
+
+
+def test_scripts_and_marks() -> None:
+    assert [script_of(c) for c in "我かカกລကក"] == ["han", "kana", "kana"] + ["southeast_asian"] * 4
+    assert script_of("\u0e31") is None  # Thai vowel sign: a combining mark, not a letter
+    assert script_of("。") is None and script_of("a") is None and script_of("1") is None
+    assert LETTERS_PER_WORD == {"han": 1.5, "kana": 2.0, "southeast_asian": 2.5}
+
+
+@pytest.mark.parametrize(
+    ("english", "other"),
+    [
+        ("I don't know.", "我不知道。"),
+        ("I am a student.", "私は学生です。"),
+        ("I don't understand.", "ฉันไม่เข้าใจ"),
+        ("I don't understand.", "ຂ້ອຍບໍ່ເຂົ້າໃຈ"),
+        ("I don't understand.", "ខ្ញុំមិនយល់ទេ"),
+        ("I don't understand.", "ကျွန်တော်နားမလည်ဘူး"),
+    ],
+)
+def test_real_pairs_without_spaces_pass_the_length_filters(english: str, other: str) -> None:
+    assert check_bitext_length(english, other) is None
+    assert check_bitext_length("Hello.", "你好。") is FilterReason.BITEXT_TOO_SHORT
+
+
+@given(st.text())
+def test_spaced_text_is_whitespace_tokens(text: str) -> None:
+    if all(script_of(c) is None for c in text):
+        assert word_count(text) == len(text.split())
