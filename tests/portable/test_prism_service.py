@@ -171,10 +171,6 @@ def _differences(a: dict[str, bytes], b: dict[str, bytes]) -> list[str]:
     return [f"only in one: {k}" for k in only] + [f"differs: {k}" for k in changed]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the manifest's config.out and tweets/*/_files.json still hold machine paths",
-)
 @pytest.mark.parametrize("name", ["twitter-real", "twitter-synthetic", "bitext-real", "paranmt"])
 def test_prism_job_service_builds_the_local_release(
     name: str,
