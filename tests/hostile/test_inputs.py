@@ -104,7 +104,9 @@ def test_bitext_inputs_that_yield_no_record_publish_nothing(source: str, tmp_pat
     assert sorted(p.name for p in tmp_path.iterdir()) == ["page.txt"]
 
 
-def test_out_that_cannot_take_a_release_is_one_line(tmp_path: Path) -> None:
+def test_out_that_cannot_take_a_release_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     archive = good_archive(tmp_path / "good.zip")
     a_file = tmp_path / "notes.txt"
     a_file.write_text("mine")
@@ -123,6 +125,14 @@ def test_out_that_cannot_take_a_release_is_one_line(tmp_path: Path) -> None:
         assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: --out {out}: ")
         assert message in lines[0]
     assert a_file.read_text() == "mine" and (foreign / "thesis.tex").read_text() == "mine"
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    code, lines = run("twitter", "build", archive, "--out", ".")
+    assert code == 2 and lines == [
+        "error: --out .: holds the working directory, which the swap would move; "
+        "run the build from outside it"
+    ]
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")

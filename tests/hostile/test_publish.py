@@ -252,3 +252,21 @@ def test_the_lock_of_a_killed_build_is_taken_over(archive: Path, tmp_path: Path)
     assert "taking over the lock" in proc.stderr and f"pid {2**22 + 7}" in proc.stderr
     assert_valid(out)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["release"]
+
+
+def test_validate_reads_the_old_release_in_the_gap_of_a_two_rename_commit(
+    archive: Path, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from corpusforge.cli import app
+
+    out = tmp_path / "release"
+    assert cli(*twitter_args(archive, out, seed=0)).returncode == 0
+    os.rename(out, tmp_path / ".release.old")  # killed between the two renames
+    result = CliRunner().invoke(app, ["validate", str(out)])
+    assert result.exit_code == 0 and "valid" in result.output, result.output
+    again = cli(*twitter_args(archive, out, seed=1))
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert manifest(out)["config"]["seed"] == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["release"]

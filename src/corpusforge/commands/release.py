@@ -25,6 +25,11 @@ EXIT_INVALID = 1
 
 
 def _existing(release_dir: str) -> str:
+    """The release folder to read: ``release_dir``, or the old release in the instant of a
+    two-rename publish (:func:`corpusforge.release.publish.current_release`)."""
+    from corpusforge.release.publish import current_release
+
+    release_dir = current_release(release_dir)
     if "://" not in release_dir and not Path(release_dir).is_dir():
         raise typer.BadParameter(f"{release_dir!r} is not a directory", param_hint="RELEASE_DIR")
     return release_dir

@@ -178,6 +178,12 @@ class LocalFolder:
         self._given = out
         if os.path.lexists(self.target) and not os.path.isdir(self.target):
             raise ReleaseError(f"--out {out}: exists and is not a folder")
+        cwd = os.getcwd()
+        if cwd == self.target or cwd.startswith(self.target + os.sep):
+            raise ReleaseError(
+                f"--out {out}: holds the working directory, which the swap would move; "
+                "run the build from outside it"
+            )
         if os.path.isdir(self.target) and not _is_release(self.target):
             raise ReleaseError(
                 f"--out {out}: a folder that holds no release (no manifest.json); "
