@@ -58,6 +58,12 @@ FIXTURES: dict[str, Callable[[Path], str]] = {
     "bz2-flipped-early": _tar_of(_flip(BIG, 0.1)),
     "bz2-flipped-late": _tar_of(_flip(BIG, 0.8)),
     "bz2-second-stream-flipped": _tar_of(_flip(TWO_STREAMS, 0.75)),
+    "bz2-stream-crc-flipped": _tar_of(_flip(BIG, 1 - 3 / len(BIG))),
+    "bz2-second-stream-crc-flipped": _tar_of(_flip(TWO_STREAMS, 1 - 3 / len(TWO_STREAMS))),
+    "bz2-first-stream-crc-flipped": _tar_of(
+        _flip(member(_big_lines(5, 2000)), 1 - 3 / len(member(_big_lines(5, 2000))))
+        + member(_big_lines(6, 2000))
+    ),
     "bz2-trailing-garbage": _tar_of(BIG + b"\x00\x01garbage after the stream"),
     "bz2-zero-padded": _tar_of(BIG + b"\x00" * 512),
     "bz2-only-a-header": _tar_of(b"BZh9"),

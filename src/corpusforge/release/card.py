@@ -524,7 +524,7 @@ def _unreadable_section(unreadable: Sequence[Mapping[str, Any]]) -> list[str]:
         [
             [
                 f"`{_cell(u['origin_archive'] or '')}`",
-                f"`{_cell(u['origin_member'])}`" if u["origin_member"] else "(whole archive)",
+                f"`{_cell(u['origin_member'])}`" if u["origin_member"] else "(the archive)",
                 f"`{u['reason']}`",
                 _cell(u["detail"] or ""),
             ]
