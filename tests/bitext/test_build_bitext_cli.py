@@ -375,3 +375,25 @@ def test_duplicates_up_to_case_and_whitespace_are_kept_once(realdata: Path, tmp_
     kept = pairs(tmp_path / "out")
     assert english[0] in set(kept["anchor"])  # the copy with the smaller origin (line 1) stays
     assert_valid(tmp_path / "out")
+
+
+def test_clean_none_still_makes_each_text_one_line(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    inputs = [
+        write_lines(
+            tmp_path / "in" / "b.deu-eng.deu",
+            ["Er sagte:\u2028Ich komme morgen wieder.", "Das ist\rmein Haus am See."],
+        ),
+        write_lines(
+            tmp_path / "in" / "b.deu-eng.eng",
+            ["He said:\u2028I will come back tomorrow.", "This is\rmy house by the lake."],
+        ),
+    ]
+    code, output, _ = build(inputs, tmp_path / "out", "--clean", "none")
+    assert code == 0, output
+    rows = set(pairs(tmp_path / "out").select("anchor", "positive").rows())
+    assert rows == {
+        ("He said: I will come back tomorrow.", "Er sagte: Ich komme morgen wieder."),
+        ("This is my house by the lake.", "Das ist mein Haus am See."),
+    }
+    assert_valid(tmp_path / "out")

@@ -62,7 +62,7 @@ from corpusforge.keys import seeded_hash
 from corpusforge.sources.opus.formats import OpusFormat, OpusInput, read_opus
 from corpusforge.sources.opus.records import ENGLISH, DeadLetter, RawPair, Skipped
 from corpusforge.sources.paranmt.parse import RawParaphrase, read_paranmt
-from corpusforge.text.clean import CleanProfile, clean_text
+from corpusforge.text.clean import CleanProfile, clean_text, one_line
 from corpusforge.text.langid import LanguageIdentifier
 from corpusforge.text.overlap import trigram_overlap
 from corpusforge.text.pairfilters import (
@@ -135,15 +135,18 @@ class _Candidate:
 
 
 def prepare_text(text: str, profile: CleanProfile | None, lowercase: bool) -> str:
-    """The text that goes into a row: cleaned with ``profile``, else lowercased if asked.
+    """The text that goes into a row: cleaned with ``profile``, else made one line.
 
     Args:
         text: one side as read.
-        profile: a cleaning profile, or ``None`` for none.
+        profile: a cleaning profile, or ``None`` for none: then only line and paragraph
+            breaks inside the text (``\\r``, U+2028, ...) become spaces
+            (:func:`~corpusforge.text.clean.one_line`).
         lowercase: with no profile, lowercase (a profile carries its own setting).
     """
     if profile is not None:
         return clean_text(text, profile)
+    text = one_line(text)
     return text.lower() if lowercase else text
 
 
