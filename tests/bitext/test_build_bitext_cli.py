@@ -397,3 +397,28 @@ def test_clean_none_still_makes_each_text_one_line(tmp_path: Path) -> None:
         ("This is my house by the lake.", "Das ist mein Haus am See."),
     }
     assert_valid(tmp_path / "out")
+
+
+def test_an_overlong_line_is_a_dead_letter_and_the_rest_stays_aligned(
+    realdata: Path, tmp_path: Path
+) -> None:
+    tatoeba = realdata / "tatoeba-laser-v1"
+    german = lines(tatoeba / "tatoeba.deu-eng.deu", 30)
+    english = lines(tatoeba / "tatoeba.deu-eng.eng", 30)
+    german[4] = "Wort " * 600_000  # a 3 MB line: never held whole, never published
+    (tmp_path / "in").mkdir()
+    inputs = [
+        write_lines(tmp_path / "in" / "l.deu-eng.deu", german),
+        write_lines(tmp_path / "in" / "l.deu-eng.eng", english),
+    ]
+    code, output, m = build(inputs, tmp_path / "out")
+    assert code == 0, output
+    dead = dead_letters(tmp_path / "out")
+    assert dead.select("reason", "origin_archive", "origin_line").rows() == [
+        ("read_line_too_long", "l.deu-eng.deu", 5)
+    ]
+    true = dict(zip(german, english, strict=True))
+    kept = pairs(tmp_path / "out").select("anchor", "positive").rows()
+    assert len(kept) > 20 and all(true[p] == a for a, p in kept)
+    assert (m["counts"]["pairs_read"], m["counts"]["dead_letter"]) == (29, 1)
+    assert_valid(tmp_path / "out")

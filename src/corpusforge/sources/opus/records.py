@@ -32,6 +32,7 @@ class SourceReason(enum.StrEnum):
     READ_UNREADABLE = "read_unreadable"
     READ_UNKNOWN_FORMAT = "read_unknown_format"
     READ_DECODE_ERROR = "read_decode_error"
+    READ_LINE_TOO_LONG = "read_line_too_long"
     READ_XML_ERROR = "read_xml_error"
     READ_MISSING_MEMBER = "read_missing_member"
     READ_UNPAIRED_FILE = "read_unpaired_file"
@@ -181,6 +182,22 @@ class DeadLetter:
             origin_line=line,
             detail=detail,
             excerpt=excerpt[:EXCERPT_CHARS],
+        )
+
+    @classmethod
+    def line_too_long(cls, origin: Origin, head: bytes, limit: int) -> DeadLetter:
+        """A ``read_line_too_long`` dead letter for a line skipped for its length.
+
+        Args:
+            origin: the line.
+            head: its first bytes.
+            limit: the limit in bytes it exceeded.
+        """
+        return cls.of(
+            SourceReason.READ_LINE_TOO_LONG,
+            origin,
+            f"line longer than {limit:,} bytes, skipped without reading it whole",
+            head,
         )
 
     def to_row(self) -> dict[str, Any]:
