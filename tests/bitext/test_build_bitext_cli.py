@@ -88,7 +88,9 @@ def test_a_moses_pair_missing_one_line_is_refused_whole(realdata: Path, tmp_path
     assert set(kept["positive_lang"]) == {"fr"}  # not one German pair is published
     assert set(kept["anchor"]) <= set(fr_en)
     c = m["counts"]
-    assert (c["lines_read"], c["pairs_read"], c["dead_letter"]) == (51, 50, 1)
+    # the refused pair's 200 lines are read and accounted for, as one dead letter
+    assert (c["lines_read"], c["pairs_read"], c["dead_letter"]) == (250, 50, 1)
+    assert c["dead_letter_lines"] == 200
     assert "tatoeba" not in m["datasets"]
     assert m["accounting"]["balanced"]
     assert_valid(out)
@@ -227,7 +229,7 @@ def test_a_multilingual_tmx_gives_english_with_every_other_language(tmp_path: Pa
         "L'imprimante n'est pas connectée au réseau.",
     ) in set(kept.select("anchor", "positive").rows())
     c = m["counts"]
-    assert (c["lines_read"], c["pairs_read"], c["dead_letter"]) == (8, 6, 2)
+    assert (c["lines_read"], c["pairs_read"], c["dead_letter"]) == (9, 6, 2)  # + 1 skip
     assert_valid(out)
 
 

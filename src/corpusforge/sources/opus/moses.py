@@ -101,6 +101,7 @@ def pair_lines(
                     f"the {longer} side has {extra} more line(s) than the other "
                     f"({line_no - 1} lines paired)",
                     _excerpt(a if a is not None else b),
+                    lines=extra,
                 )
                 break
             if isinstance(a, LineTooLong) or isinstance(b, LineTooLong):
@@ -171,6 +172,7 @@ def line_count_mismatch(
         f"{names[0]} has {n_src:,} lines and {names[1]} has {n_trg:,}: the alignment is "
         "broken from some unknown line on, so no pair of these two files is used",
         f"{names[0]} ({n_src} lines) / {names[1]} ({n_trg} lines)",
+        lines=max(n_src, n_trg),
     )
 
 
