@@ -104,10 +104,11 @@ def pair_lines(
                     lines=extra,
                 )
                 break
-            if isinstance(a, LineTooLong) or isinstance(b, LineTooLong):
-                long = a if isinstance(a, LineTooLong) else b
-                assert isinstance(long, LineTooLong)
-                yield DeadLetter.line_too_long(origin, long.head, long.limit)
+            if isinstance(a, LineTooLong):
+                yield DeadLetter.line_too_long(origin, a.head, a.limit)
+                continue
+            if isinstance(b, LineTooLong):
+                yield DeadLetter.line_too_long(origin, b.head, b.limit)
                 continue
             try:
                 src, trg = decode_line(a, line_no).strip(), decode_line(b, line_no).strip()
