@@ -147,7 +147,9 @@ def test_every_format_is_read_and_the_accounting_closes(fixture_release: tuple) 
     assert m["kind"] == "bitext-pairs"
     c = m["counts"]
     # moses 5 pairs, tmx 2 + 1 letter, tsv 3 + 1, xces 2 + 1 (+1 skip), planning 1 letter
+    # (a whole file of unknown format: no line read)
     assert (c["lines_read"], c["pairs_read"], c["dead_letter"]) == (16, 12, 4)
+    assert (c["dead_letter_lines"], sum(c["skipped"].values())) == (3, 1)
     assert c["units_read"] == 4
     assert c["skipped"] == {"align_empty_side": 1}
     assert c["dead_letter_reasons"] == {
@@ -161,7 +163,7 @@ def test_every_format_is_read_and_the_accounting_closes(fixture_release: tuple) 
     assert m["accounting"]["balanced"], failed(m)
     names = {i["name"] for i in m["accounting"]["identities"]}
     assert {
-        "lines_read == pairs_read + dead_letter",
+        "lines_read == pairs_read + dead_letter_lines + skipped",
         "pairs_read == rows + dropped",
         "rows == rows in pairs/",
         "dead_letter == rows in dead_letter/",
@@ -311,6 +313,7 @@ def test_accounting_fails_loudly_when_counts_and_files_disagree() -> None:
     counts, datasets = assemble_counts(
         [
             (("read", "records"), 5),
+            (("read", "dead_letter_lines"), 1),
             (("dead", "parse_column_count"), 1),
             (("cand", "d", "en-de"), 4),
             (("drop", "d", "en-de", "lang_mismatch"), 1),
@@ -383,8 +386,8 @@ def test_real_opus_rf_moses_and_xces_dedup_across_formats(realdata: Path, tmp_pa
     m = build(BitextConfig(inputs=tuple(inputs), out=str(tmp_path / "rf"), dataset="RF"))
     c = m["counts"]
     assert m["accounting"]["balanced"], failed(m)
-    assert (c["lines_read"], c["pairs_read"], c["dead_letter"]) == (527, 527, 0)
-    assert c["skipped"] == {"align_empty_side": 7}
+    assert (c["lines_read"], c["pairs_read"], c["dead_letter"]) == (534, 527, 0)
+    assert c["skipped"] == {"align_empty_side": 7}  # links with an empty side are read too
     assert [u["format"] for u in m["plan"]] == ["xces", "xces", "moses"]
     en_fr = m["datasets"]["RF"]["lang_pairs"]["en-fr"]
     # the XCES en-fr alignment is OPUS's source of the Moses files: every copy that passes

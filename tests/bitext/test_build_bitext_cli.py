@@ -88,7 +88,9 @@ def test_a_moses_pair_missing_one_line_is_refused_whole(realdata: Path, tmp_path
     assert set(kept["positive_lang"]) == {"fr"}  # not one German pair is published
     assert set(kept["anchor"]) <= set(fr_en)
     c = m["counts"]
-    assert (c["lines_read"], c["pairs_read"], c["dead_letter"]) == (51, 50, 1)
+    # the refused pair's 200 lines are read and accounted for, as one dead letter
+    assert (c["lines_read"], c["pairs_read"], c["dead_letter"]) == (250, 50, 1)
+    assert c["dead_letter_lines"] == 200
     assert "tatoeba" not in m["datasets"]
     assert m["accounting"]["balanced"]
     assert_valid(out)
@@ -227,7 +229,7 @@ def test_a_multilingual_tmx_gives_english_with_every_other_language(tmp_path: Pa
         "L'imprimante n'est pas connectée au réseau.",
     ) in set(kept.select("anchor", "positive").rows())
     c = m["counts"]
-    assert (c["lines_read"], c["pairs_read"], c["dead_letter"]) == (8, 6, 2)
+    assert (c["lines_read"], c["pairs_read"], c["dead_letter"]) == (9, 6, 2)  # + 1 skip
     assert_valid(out)
 
 
@@ -374,4 +376,51 @@ def test_duplicates_up_to_case_and_whitespace_are_kept_once(realdata: Path, tmp_
     assert m["counts"]["dropped"].get("dedup_duplicate") == 1
     kept = pairs(tmp_path / "out")
     assert english[0] in set(kept["anchor"])  # the copy with the smaller origin (line 1) stays
+    assert_valid(tmp_path / "out")
+
+
+def test_clean_none_still_makes_each_text_one_line(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    inputs = [
+        write_lines(
+            tmp_path / "in" / "b.deu-eng.deu",
+            ["Er sagte:\u2028Ich komme morgen wieder.", "Das ist\rmein Haus am See."],
+        ),
+        write_lines(
+            tmp_path / "in" / "b.deu-eng.eng",
+            ["He said:\u2028I will come back tomorrow.", "This is\rmy house by the lake."],
+        ),
+    ]
+    code, output, _ = build(inputs, tmp_path / "out", "--clean", "none")
+    assert code == 0, output
+    rows = set(pairs(tmp_path / "out").select("anchor", "positive").rows())
+    assert rows == {
+        ("He said: I will come back tomorrow.", "Er sagte: Ich komme morgen wieder."),
+        ("This is my house by the lake.", "Das ist mein Haus am See."),
+    }
+    assert_valid(tmp_path / "out")
+
+
+def test_an_overlong_line_is_a_dead_letter_and_the_rest_stays_aligned(
+    realdata: Path, tmp_path: Path
+) -> None:
+    tatoeba = realdata / "tatoeba-laser-v1"
+    german = lines(tatoeba / "tatoeba.deu-eng.deu", 30)
+    english = lines(tatoeba / "tatoeba.deu-eng.eng", 30)
+    german[4] = "Wort " * 600_000  # a 3 MB line: never held whole, never published
+    (tmp_path / "in").mkdir()
+    inputs = [
+        write_lines(tmp_path / "in" / "l.deu-eng.deu", german),
+        write_lines(tmp_path / "in" / "l.deu-eng.eng", english),
+    ]
+    code, output, m = build(inputs, tmp_path / "out")
+    assert code == 0, output
+    dead = dead_letters(tmp_path / "out")
+    assert dead.select("reason", "origin_archive", "origin_line").rows() == [
+        ("read_line_too_long", "l.deu-eng.deu", 5)
+    ]
+    true = dict(zip(german, english, strict=True))
+    kept = pairs(tmp_path / "out").select("anchor", "positive").rows()
+    assert len(kept) > 20 and all(true[p] == a for a, p in kept)
+    assert (m["counts"]["pairs_read"], m["counts"]["dead_letter"]) == (29, 1)
     assert_valid(tmp_path / "out")

@@ -191,3 +191,19 @@ def test_moses_members_pairs_sides_and_ignores_the_rest() -> None:
         ("A.de-en.de", "A.de-en.en", "de", "en"),
         ("x/C.en-fr.en", "x/C.en-fr.fr", "en", "fr"),
     ]
+
+
+def test_an_overlong_line_is_skipped_without_losing_the_alignment(tmp_path: Path) -> None:
+    body = [b"eins", b"x" * 5000, b"drei"]
+    assert [
+        type(line).__name__ for line in iter_lines(io.BytesIO(b"\n".join(body)), max_bytes=100)
+    ] == ["bytes", "LineTooLong", "bytes"]
+    src = _write(tmp_path / "c.de", [b"eins", b"zwei " * 300_000, b"drei"])  # 1.5 MB
+    trg = _write(tmp_path / "c.en", [b"one", b"two", b"three"])
+    items = list(read_moses_files(src, trg))
+    assert [type(i).__name__ for i in items] == ["RawPair", "DeadLetter", "RawPair"]
+    letter, last = items[1], items[2]
+    assert isinstance(letter, DeadLetter) and isinstance(last, RawPair)
+    assert (letter.reason, letter.origin_line) == ("read_line_too_long", 2)
+    assert "longer than 1,048,576 bytes" in letter.detail and letter.excerpt.startswith("zwei")
+    assert (last.src, last.trg, last.origin_line) == ("drei", "three", 3)

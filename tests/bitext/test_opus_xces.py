@@ -213,3 +213,27 @@ def test_every_document_missing_ends_with_read_no_records(corpus: Path) -> None:
     assert [d.reason for d in letters] == ["align_missing_document"] * 2 + ["read_no_records"]
     assert letters[-1].origin_file == "de-en.xml" and letters[-1].origin_line is None
     assert "align_group_unavailable 3" in letters[-1].detail
+
+
+def test_a_truncated_document_keeps_its_complete_sentences(realdata: Path, tmp_path: Path) -> None:
+    xml = _rf(realdata) / "xml"
+    root = tmp_path / "xml"
+    (root / "de").mkdir(parents=True)
+    (root / "en").mkdir()
+    (root / "en" / "1988.xml.gz").write_bytes((xml / "en" / "1988.xml.gz").read_bytes())
+    german = (xml / "de" / "1988.xml.gz").read_bytes()
+    (root / "de" / "1988.xml.gz").write_bytes(german[: len(german) * 2 // 3])
+    alignment = (xml / "de-en.xml.gz").read_bytes()
+    (root / "de-en.xml.gz").write_bytes(alignment)
+    group = "de/1988.xml.gz|en/1988.xml.gz"  # the other groups' documents are not copied
+    whole = [p for p in read_xces(str(xml / "de-en.xml.gz")) if isinstance(p, RawPair)]
+    whole = [p for p in whole if p.origin_member == group]
+    pairs, letters, _ = _split(list(read_xces(str(root / "de-en.xml.gz"))))
+    letters = [d for d in letters if d.origin_member == group]
+    assert 0 < len(pairs) < len(whole)
+    assert {(p.src, p.trg) for p in pairs} <= {(p.src, p.trg) for p in whole}
+    damaged = [d for d in letters if d.reason == "read_unreadable"]
+    assert len(damaged) == 1 and "de/1988.xml.gz" in damaged[0].detail
+    assert "Compressed file ended" in damaged[0].detail
+    lost = [d for d in letters if d.reason == "align_missing_sentence"]
+    assert len(pairs) + len(lost) == len(whole)  # every link is a pair or says why not

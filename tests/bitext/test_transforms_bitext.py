@@ -85,10 +85,10 @@ def test_read_bitext_routes_pairs_dead_letters_and_planning_letters(tmp_path: Pa
         equal_to(
             [
                 (("read", "units"), 1),
-                (
-                    ("read", "records"),
-                    4,
-                ),  # two pairs and two dead letters; the skip is not a record
+                # two pairs, one skip and the bad line; the file of unknown format
+                # read no line
+                (("read", "records"), 4),
+                (("read", "dead_letter_lines"), 1),
                 (("dead", "parse_column_count"), 1),
                 (("dead", "read_unknown_format"), 1),
                 (("skip", "align_empty_side"), 1),

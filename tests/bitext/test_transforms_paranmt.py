@@ -58,6 +58,7 @@ def test_read_paraphrases_keeps_the_file_going_after_bad_lines(tmp_path: Path) -
             [
                 (("read", "units"), 1),
                 (("read", "records"), 4),
+                (("read", "dead_letter_lines"), 2),
                 (("dead", "parse_column_count"), 1),
                 (("dead", "parse_bad_score"), 1),
             ]

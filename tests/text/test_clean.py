@@ -16,6 +16,7 @@ from corpusforge.text.clean import (
     CleanProfile,
     clean_text,
     get_profile,
+    one_line,
     too_short,
 )
 
@@ -363,3 +364,17 @@ def test_profile_properties(profile: CleanProfile, text: str) -> None:
 def test_every_profile_is_idempotent(text: str, profile: CleanProfile) -> None:
     cleaned = clean_text(text, profile)
     assert clean_text(cleaned, profile) == cleaned
+
+
+def test_one_line_turns_every_line_break_into_one_space() -> None:
+    assert one_line("Er sagte:\u2028„Komm!“") == "Er sagte: „Komm!“"
+    assert one_line("first\r\nsecond\rthird\x85fourth\u2029") == "first second third fourth"
+    assert one_line(" a \x0b\x0c b ") == "a b"
+    assert one_line("two  spaces\tand a tab stay") == "two  spaces\tand a tab stay"
+
+
+@given(st.text())
+def test_one_line_is_idempotent_and_has_no_breaks(text: str) -> None:
+    once = one_line(text)
+    assert one_line(once) == once
+    assert len(once.splitlines()) <= 1

@@ -127,10 +127,12 @@ def print_summary(manifest: dict[str, Any], out: str) -> None:
     counts = manifest["counts"]
     console.print(f"[bold]release[/bold] {out}  (manifest: {out.rstrip('/')}/manifest.json)")
     skipped = sum(counts["skipped"].values())
+    dead_lines = counts.get("dead_letter_lines", counts["dead_letter"])
     console.print(
-        f"read {counts['lines_read']:,} records from {len(manifest['inputs'])} files: "
-        f"{counts['pairs_read']:,} pairs, {counts['dead_letter']:,} dead-lettered "
-        f"({skipped:,} empty alignments skipped); kept {counts['rows']:,} pairs"
+        f"read {counts['lines_read']:,} lines or records from {len(manifest['inputs'])} files: "
+        f"{counts['pairs_read']:,} pairs, {skipped:,} empty alignments skipped, "
+        f"{counts['dead_letter']:,} dead letters covering {dead_lines:,}; "
+        f"kept {counts['rows']:,} pairs"
     )
     for line in refused_file_pairs(manifest, out):
         console.print(f"[red]refused[/red] {line}")

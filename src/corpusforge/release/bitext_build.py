@@ -388,7 +388,9 @@ def assemble_counts(
         per_lang_pair: break every dataset down by language pair (``lang_pairs``).
 
     Returns:
-        ``counts``: ``lines_read`` (records read: pairs and dead letters), ``units_read``,
+        ``counts``: ``lines_read`` (lines or records read: pairs, skips, and the lines the
+        dead letters stand for, ``dead_letter_lines``: a refused file pair all its lines,
+        a note about a whole input none), ``units_read``,
         ``pairs_read``, ``rows``, ``dead_letter``, ``dead_letter_reasons``, ``skipped`` and
         ``dropped`` by reason; ``datasets``: per dataset ``rows``, ``candidates`` and
         ``dropped`` by reason (and ``lang_pairs`` with the same for each language pair).
@@ -425,6 +427,7 @@ def assemble_counts(
             del ds["lang_pairs"]
     count_doc = {
         "lines_read": total[("read", "records")],
+        "dead_letter_lines": total[("read", "dead_letter_lines")],
         "units_read": total[("read", "units")],
         "pairs_read": sum(ds["candidates"] for ds in datasets.values()),
         "rows": sum(ds["rows"] for ds in datasets.values()),
@@ -460,9 +463,9 @@ def accounting_identities(
 
     checks = [
         _identity(
-            "lines_read == pairs_read + dead_letter",
+            "lines_read == pairs_read + dead_letter_lines + skipped",
             counts["lines_read"],
-            counts["pairs_read"] + counts["dead_letter"],
+            counts["pairs_read"] + counts["dead_letter_lines"] + sum(counts["skipped"].values()),
         ),
         _identity(
             "pairs_read == rows + dropped",

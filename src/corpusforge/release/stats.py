@@ -207,7 +207,7 @@ _TWITTER_FUNNEL: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 _GENERIC_FUNNEL: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("lines_read", "lines read", ()),
-    ("pairs_read", "pairs read", ("dead_letter",)),
+    ("pairs_read", "pairs read", ("dead_letter_lines", "skipped:all")),
     ("rows", "pairs kept", ("dropped:all",)),
 )
 
@@ -240,6 +240,10 @@ def funnel(manifest: Mapping[str, Any]) -> dict[str, Any]:
                 removed.update({k: v for k, v in dropped.items() if "." not in k})
             elif what == "dropped:all":
                 removed.update(dropped)
+            elif what == "skipped:all":
+                removed.update({f"skipped {k}": v for k, v in counts.get("skipped", {}).items()})
+            elif what == "dead_letter_lines" and what not in counts:  # an older manifest
+                removed["dead_letter"] = int(counts.get("dead_letter", 0))
             elif what in counts:
                 removed[what] = int(counts[what])
         stages.append({"stage": key, "label": label, "count": int(counts[key]), "removed": removed})

@@ -266,6 +266,22 @@ def clean_text(text: str, profile: CleanProfile) -> str:
     return cleaned
 
 
+_LINE_BREAK_RE = re.compile(r"[ \t]*[\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]+[ \t]*")
+
+
+def one_line(text: str) -> str:
+    """``text`` with each run of line or paragraph breaks (and the blanks around it) made one
+    space, then stripped: what a text gets with no cleaning profile (bitext ``--clean none``).
+
+    The breaks are every character ``str.splitlines`` splits on: ``\\r``, ``\\n``, vertical
+    tab, form feed, ``\\x1c``-``\\x1e``, NEL (U+0085), LINE and PARAGRAPH SEPARATOR (U+2028,
+    U+2029). Line-aligned readers split on ``\\n`` only, so the others arrive inside a
+    sentence; in a row they would break every line-oriented tool that reads it. Other
+    whitespace is left as distributed.
+    """
+    return _LINE_BREAK_RE.sub(" ", text).strip()
+
+
 def too_short(text: str, min_chars: int = MIN_CHARS) -> bool:
     """Whether a cleaned text is shorter than the minimum length.
 

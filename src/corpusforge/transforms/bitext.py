@@ -37,7 +37,9 @@ Nothing is dropped silently: every filtered, duplicate or capped pair goes to th
 ``rejected`` output as a :class:`Rejected` with its reason code, next to a
 ``Metrics.counter(stage, reason)``; the drop counts are taken from that output, so counts
 and rejects cannot disagree. Counts travel as ``(key, n)`` elements with tuple keys,
-summed per key (``("read", "records")``, ``("dead", reason)``, ``("skip", reason)``,
+summed per key (``("read", "records")``: input lines or records, each pair, skip and
+dead-letter line once; ``("read", "dead_letter_lines")``: the lines the dead letters stand
+for; ``("dead", reason)``: dead-letter rows; ``("skip", reason)``,
 ``("cand", dataset, group)``, ``("drop", dataset, group, reason)``,
 ``("rows", dataset, group)``), so a release's accounting does not depend on a runner's
 metrics support.
@@ -62,7 +64,7 @@ from corpusforge.keys import seeded_hash
 from corpusforge.sources.opus.formats import OpusFormat, OpusInput, read_opus
 from corpusforge.sources.opus.records import ENGLISH, DeadLetter, RawPair, Skipped
 from corpusforge.sources.paranmt.parse import RawParaphrase, read_paranmt
-from corpusforge.text.clean import CleanProfile, clean_text
+from corpusforge.text.clean import CleanProfile, clean_text, one_line
 from corpusforge.text.langid import LanguageIdentifier
 from corpusforge.text.overlap import trigram_overlap
 from corpusforge.text.pairfilters import (
@@ -135,15 +137,18 @@ class _Candidate:
 
 
 def prepare_text(text: str, profile: CleanProfile | None, lowercase: bool) -> str:
-    """The text that goes into a row: cleaned with ``profile``, else lowercased if asked.
+    """The text that goes into a row: cleaned with ``profile``, else made one line.
 
     Args:
         text: one side as read.
-        profile: a cleaning profile, or ``None`` for none.
+        profile: a cleaning profile, or ``None`` for none: then only line and paragraph
+            breaks inside the text (``\\r``, U+2028, ...) become spaces
+            (:func:`~corpusforge.text.clean.one_line`).
         lowercase: with no profile, lowercase (a profile carries its own setting).
     """
     if profile is not None:
         return clean_text(text, profile)
+    text = one_line(text)
     return text.lower() if lowercase else text
 
 
@@ -155,13 +160,15 @@ def _reject(reason: FilterReason | str, dataset: str, group: str, key: str) -> T
 
 def _dead_letter(item: DeadLetter, counts: Counter[CountKey]) -> TaggedOutput:
     counts[("dead", item.reason)] += 1
-    counts[("read", "records")] += 1
+    counts[("read", "records")] += item.records
+    counts[("read", "dead_letter_lines")] += item.records
     Metrics.counter(item.stage, item.reason).inc()
     return TaggedOutput(DEAD, item.to_row())
 
 
 def _skipped(item: Skipped, counts: Counter[CountKey]) -> None:
     counts[("skip", str(item.reason))] += 1
+    counts[("read", "records")] += 1
     Metrics.counter(item.stage, str(item.reason)).inc()
 
 

@@ -256,6 +256,7 @@ def read_opus(
             (file_name(unit.uris[0]), None, None),
             f"no pair could be read from {names} ({unit.format.value}): "
             + (f"only {seen}" if seen else "the input holds no record"),
+            lines=0,
         )
 
 

@@ -46,6 +46,7 @@ from corpusforge.sources.opus.records import (
 from corpusforge.sources.opus.streams import (
     STREAM_ERRORS,
     ZIP_ERRORS,
+    LineTooLong,
     count_lines,
     decode_line,
     file_name,
@@ -59,8 +60,8 @@ _MEMBER = re.compile(r"^(?P<stem>.+)\.(?P<l1>[^.\-]+)-(?P<l2>[^.\-]+)\.(?P<lang>
 
 
 def pair_lines(
-    src_lines: Iterable[bytes],
-    trg_lines: Iterable[bytes],
+    src_lines: Iterable[bytes | LineTooLong],
+    trg_lines: Iterable[bytes | LineTooLong],
     *,
     src_lang: str,
     trg_lang: str,
@@ -81,7 +82,8 @@ def pair_lines(
 
     Yields:
         A :class:`RawPair` per line; :class:`Skipped` (``align_empty_side``) when a side is
-        blank; :class:`DeadLetter` for invalid UTF-8 (``read_decode_error``), for a count
+        blank; :class:`DeadLetter` for invalid UTF-8 (``read_decode_error``), for a line
+        over the length limit on either side (``read_line_too_long``), for a count
         mismatch at the end (``parse_line_count_mismatch``), or for a stream that breaks
         part-way (``read_unreadable``, after everything before it).
     """
@@ -98,9 +100,16 @@ def pair_lines(
                     origin,
                     f"the {longer} side has {extra} more line(s) than the other "
                     f"({line_no - 1} lines paired)",
-                    a if a is not None else (b or b""),
+                    _excerpt(a if a is not None else b),
+                    lines=extra,
                 )
                 break
+            if isinstance(a, LineTooLong):
+                yield DeadLetter.line_too_long(origin, a.head, a.limit)
+                continue
+            if isinstance(b, LineTooLong):
+                yield DeadLetter.line_too_long(origin, b.head, b.limit)
+                continue
             try:
                 src, trg = decode_line(a, line_no).strip(), decode_line(b, line_no).strip()
             except UnicodeDecodeError as exc:
@@ -118,6 +127,12 @@ def pair_lines(
             Origin(origin_file, origin_member, line_no + 1),
             f"stream broke after line {line_no}: {exc!r}",
         )
+
+
+def _excerpt(line: bytes | LineTooLong | None) -> bytes:
+    if isinstance(line, LineTooLong):
+        return line.head
+    return line or b""
 
 
 def line_count_mismatch(
@@ -158,6 +173,7 @@ def line_count_mismatch(
         f"{names[0]} has {n_src:,} lines and {names[1]} has {n_trg:,}: the alignment is "
         "broken from some unknown line on, so no pair of these two files is used",
         f"{names[0]} ({n_src} lines) / {names[1]} ({n_trg} lines)",
+        lines=max(n_src, n_trg),
     )
 
 

@@ -32,6 +32,7 @@ class SourceReason(enum.StrEnum):
     READ_UNREADABLE = "read_unreadable"
     READ_UNKNOWN_FORMAT = "read_unknown_format"
     READ_DECODE_ERROR = "read_decode_error"
+    READ_LINE_TOO_LONG = "read_line_too_long"
     READ_XML_ERROR = "read_xml_error"
     READ_MISSING_MEMBER = "read_missing_member"
     READ_UNPAIRED_FILE = "read_unpaired_file"
@@ -143,6 +144,9 @@ class DeadLetter:
         origin_line: 1-based line, or ``None`` when the problem is the whole file.
         detail: human-readable explanation.
         excerpt: the start of the offending record (at most 200 characters).
+        lines: the input lines (records) it stands for, when not what :attr:`records`
+            says by default: the line count of a refused file pair, or 0 for a note that
+            reads no line (``read_no_records``).
     """
 
     stage: str
@@ -152,6 +156,18 @@ class DeadLetter:
     origin_line: int | None
     detail: str
     excerpt: str = ""
+    lines: int | None = None
+
+    @property
+    def records(self) -> int:
+        """Input lines (records) this dead letter stands for, for the accounting.
+
+        ``lines`` when given; else 1 for a record (one with a line), 0 for a problem with a
+        whole input, which read no line (an unknown format, a file that cannot be opened).
+        """
+        if self.lines is not None:
+            return self.lines
+        return 0 if self.origin_line is None else 1
 
     @classmethod
     def of(
@@ -160,6 +176,8 @@ class DeadLetter:
         origin: Origin | tuple[str, str | None, int | None],
         detail: str,
         excerpt: str | bytes = "",
+        *,
+        lines: int | None = None,
     ) -> DeadLetter:
         """A dead letter for ``reason`` at ``origin``; the stage is the reason's prefix.
 
@@ -169,6 +187,7 @@ class DeadLetter:
             detail: human-readable explanation.
             excerpt: the offending record; bytes are decoded with replacement and the
                 text is cut to 200 characters.
+            lines: the input lines it stands for, when not :attr:`records`' default.
         """
         if isinstance(excerpt, bytes):
             excerpt = excerpt[: EXCERPT_CHARS * 4].decode("utf-8", "replace")
@@ -181,6 +200,23 @@ class DeadLetter:
             origin_line=line,
             detail=detail,
             excerpt=excerpt[:EXCERPT_CHARS],
+            lines=lines,
+        )
+
+    @classmethod
+    def line_too_long(cls, origin: Origin, head: bytes, limit: int) -> DeadLetter:
+        """A ``read_line_too_long`` dead letter for a line skipped for its length.
+
+        Args:
+            origin: the line.
+            head: its first bytes.
+            limit: the limit in bytes it exceeded.
+        """
+        return cls.of(
+            SourceReason.READ_LINE_TOO_LONG,
+            origin,
+            f"line longer than {limit:,} bytes, skipped without reading it whole",
+            head,
         )
 
     def to_row(self) -> dict[str, Any]:

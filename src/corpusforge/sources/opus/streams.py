@@ -16,6 +16,7 @@ import re
 import zipfile
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import IO, cast
 
 import smart_open
@@ -75,9 +76,40 @@ def strip_compression(name: str) -> str:
     return COMPRESSED_SUFFIX.sub("", name)
 
 
-def iter_lines(stream: IO[bytes]) -> Iterator[bytes]:
-    """The lines of ``stream`` without their ``\\n`` or ``\\r\\n`` ending, split on ``\\n`` only."""
-    for raw in stream:
+MAX_LINE_BYTES = 1 << 20
+"""The longest line read (1 MiB, as for Twitter archives); a longer one is never held whole."""
+
+
+@dataclass(frozen=True, slots=True)
+class LineTooLong:
+    """Stands for a line longer than the limit: it was skipped, only its start is kept.
+
+    Attributes:
+        head: its first bytes, for the dead letter's excerpt.
+        limit: the limit it exceeded, in bytes.
+    """
+
+    head: bytes
+    limit: int
+
+
+def iter_lines(stream: IO[bytes], max_bytes: int = MAX_LINE_BYTES) -> Iterator[bytes | LineTooLong]:
+    """The lines of ``stream`` without their ``\\n`` or ``\\r\\n`` ending, split on ``\\n`` only.
+
+    A line longer than ``max_bytes`` is read past in pieces, never held whole, and yielded
+    as a :class:`LineTooLong` in its place, so line numbers (and alignment) stay right.
+
+    Args:
+        stream: decompressed bytes.
+        max_bytes: the longest line yielded as bytes.
+    """
+    while raw := stream.readline(max_bytes + 1):
+        if len(raw) > max_bytes and not raw.endswith(b"\n"):
+            head = raw[:1024]
+            while (rest := stream.readline(1 << 16)) and not rest.endswith(b"\n"):
+                pass
+            yield LineTooLong(head, max_bytes)
+            continue
         if raw.endswith(b"\n"):
             raw = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
         yield raw

@@ -34,6 +34,7 @@ from corpusforge.sources.opus.records import (
 )
 from corpusforge.sources.opus.streams import (
     STREAM_ERRORS,
+    LineTooLong,
     decode_line,
     file_name,
     iter_lines,
@@ -180,6 +181,7 @@ def read_tsv(
 
     Yields:
         See :func:`parse_tsv_line`; plus ``read_decode_error`` per undecodable line,
+        ``read_line_too_long`` per line over 1 MiB,
         ``parse_unknown_layout`` for each line before the first one a layout can be
         guessed from,
         ``read_unreadable`` when the stream breaks.
@@ -193,6 +195,9 @@ def read_tsv(
         with open_decompressed(uri) as stream:
             for line_no, raw in enumerate(iter_lines(stream), start=1):
                 origin = Origin(origin_file, None, line_no)
+                if isinstance(raw, LineTooLong):
+                    yield DeadLetter.line_too_long(origin, raw.head, raw.limit)
+                    continue
                 try:
                     text = decode_line(raw, line_no)
                 except UnicodeDecodeError as exc:

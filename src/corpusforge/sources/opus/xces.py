@@ -12,8 +12,10 @@ Links are taken as they come (any order): many-to-one sides join their sentences
 space; a side with no ids is a counted skip (``align_empty_side``), not an error; an id
 missing from its document is an ``align_missing_sentence`` dead letter. A group whose
 document cannot be found or read gives one dead letter, and each of its links a counted
-``align_group_unavailable`` skip. Each group's two languages come from the documents'
-folders (``de/...``), else from the file name's ``l1-l2``.
+``align_group_unavailable`` skip; a document that breaks part-way (a truncated ``.gz``)
+keeps its complete sentences, with one ``read_unreadable`` dead letter for the group.
+Each group's two languages come from the documents' folders (``de/...``), else from the
+file name's ``l1-l2``.
 """
 
 from __future__ import annotations
@@ -64,17 +66,35 @@ def sentence_text(s: ET.Element) -> str:
     return element_text(s)
 
 
+class DocumentBrokenError(Exception):
+    """A sentence document's stream broke part-way (a truncated ``.gz``).
+
+    Attributes:
+        sentences: every complete sentence before the damage, id -> text.
+        cause: the stream's error.
+    """
+
+    def __init__(self, sentences: dict[str, str], cause: BaseException) -> None:
+        super().__init__(f"stream broke after {len(sentences):,} sentences: {cause!r}")
+        self.sentences = sentences
+        self.cause = cause
+
+
 def load_sentences(stream: IO[bytes]) -> dict[str, str]:
     """Every ``<s id=...>`` of a sentence document, id -> text (the first of duplicate ids).
 
     Raises:
         XmlStreamError: when the document is malformed.
+        DocumentBrokenError: when the stream breaks part-way; it holds the sentences before.
     """
     sentences: dict[str, str] = {}
-    for item in iter_elements(stream, frozenset({"s"})):
-        sid = item.element.get("id")
-        if sid is not None and sid not in sentences:
-            sentences[sid] = sentence_text(item.element)
+    try:
+        for item in iter_elements(stream, frozenset({"s"})):
+            sid = item.element.get("id")
+            if sid is not None and sid not in sentences:
+                sentences[sid] = sentence_text(item.element)
+    except STREAM_ERRORS as exc:
+        raise DocumentBrokenError(sentences, exc) from exc
     return sentences
 
 
@@ -103,9 +123,14 @@ class DocumentStore:
         self._cache: collections.OrderedDict[str, dict[str, str]] = collections.OrderedDict()
         self._cache_size = cache_size
         self._zips: dict[str, _ZipIndex | None] = {}
+        self.broken: dict[str, str] = {}
+        """Documents whose stream broke part-way -> why; their complete sentences are kept."""
 
     def sentences(self, doc: str) -> dict[str, str]:
         """The sentences of ``doc`` (``de/1988.xml.gz``), id -> text.
+
+        A document whose stream breaks part-way gives its complete sentences before the
+        damage and is listed in :attr:`broken`.
 
         Raises:
             DocumentNotFoundError: when no file or zip member matches.
@@ -115,7 +140,11 @@ class DocumentStore:
         if doc in self._cache:
             self._cache.move_to_end(doc)
             return self._cache[doc]
-        sentences = self._load(doc)
+        try:
+            sentences = self._load(doc)
+        except DocumentBrokenError as exc:
+            sentences = exc.sentences
+            self.broken[doc] = str(exc)
         self._cache[doc] = sentences
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
@@ -286,6 +315,18 @@ def _open_group(
             )
     group.src, group.trg = loaded
     group.available = True
+    damaged = [
+        f"{doc}: {store.broken[doc]}"
+        for doc in (group.from_doc, group.to_doc)
+        if doc in store.broken
+    ]
+    if damaged:
+        return group, DeadLetter.of(
+            SourceReason.READ_UNREADABLE,
+            origin,
+            f"damaged document(s), their complete sentences used ({'; '.join(damaged)}); "
+            "links to the lost ones are align_missing_sentence dead letters",
+        )
     return group, None
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from corpusforge.sources.opus.records import DeadLetter, Origin, SourceReason
 from corpusforge.sources.opus.streams import (
     STREAM_ERRORS,
+    LineTooLong,
     decode_line,
     file_name,
     iter_lines,
@@ -128,7 +129,8 @@ def read_paranmt(uri: str, *, dataset: str = DATASET) -> Iterator[RawParaphrase 
 
     Yields:
         What :func:`parse_paranmt_line` returns for each line (a blank line is a
-        ``parse_column_count`` dead letter), and a
+        ``parse_column_count`` dead letter), a ``read_line_too_long`` dead letter per line
+        over 1 MiB, and a
         ``read_unreadable`` dead letter if the stream breaks part-way.
     """
     origin_file = file_name(uri)
@@ -136,7 +138,11 @@ def read_paranmt(uri: str, *, dataset: str = DATASET) -> Iterator[RawParaphrase 
     try:
         with open_decompressed(uri) as stream:
             for line_no, raw in enumerate(iter_lines(stream), start=1):
-                yield parse_paranmt_line(raw, Origin(origin_file, None, line_no), dataset=dataset)
+                origin = Origin(origin_file, None, line_no)
+                if isinstance(raw, LineTooLong):
+                    yield DeadLetter.line_too_long(origin, raw.head, raw.limit)
+                    continue
+                yield parse_paranmt_line(raw, origin, dataset=dataset)
     except STREAM_ERRORS as exc:
         yield DeadLetter.of(
             SourceReason.READ_UNREADABLE,
