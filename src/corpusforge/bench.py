@@ -12,6 +12,9 @@ stage's own):
   in-process runner;
 - **pairing**: the local pair engine's functions, the whole local pair stage, and the Beam
   pair pipeline, on the extracted, normalised tweets;
+- **whole builds**: ``corpusforge twitter build`` from archive to published release, on the
+  local engines, on Beam's in-process runner and on Prism (Beam's portable runner, when
+  ``scripts/prism.sh`` has built it; its Go process's memory is not in the peak RSS);
 
 and prints lines/s per core, the ratio extract/ceiling, tweets/s for pairing and peak RSS.
 ``--scales 1,2,4`` repeats the local stages on archives of 1×, 2× and 4× the tweets (the
@@ -175,6 +178,31 @@ def pair_stage(
     return sum(pq.read_metadata(f).num_rows for f in tweets)
 
 
+def whole_build(archive: str, runner: str) -> int:
+    """A whole Twitter build of ``archive`` into a fresh folder; lines read.
+
+    Args:
+        archive: the archive.
+        runner: ``local`` (the default engines), ``beam`` (both Beam pipelines on the
+            in-process runner) or ``prism`` (both on Prism, started by Beam from the binary
+            ``scripts/prism.sh`` built, workers in this process).
+    """
+    from corpusforge.options import TwitterConfig
+    from corpusforge.release import twitter_build as tb
+
+    engine = "local" if runner == "local" else "beam"
+    beam_args = ["--runner=prism"] if runner == "prism" else []
+    with tempfile.TemporaryDirectory(prefix="corpusforge-bench-build-") as folder:
+        config = TwitterConfig(
+            inputs=(archive,),
+            out=os.path.join(folder, "release"),
+            extract_engine=engine,
+            pair_engine=engine,
+        )
+        manifest = tb.build(config, beam_args)
+    return int(manifest["counts"]["lines_read"])
+
+
 def peak_rss_mb() -> float:
     """This process's peak resident memory since it started its program, in MB.
 
@@ -281,7 +309,17 @@ def run_bench(
     pb = measure(
         "pair stage (Beam, in-process)", pair_stage, (archive, out, "beam"), "tweets", runs
     )
-    stages = (a, b, b0, b2, el, e, pf, p, pb)
+    builds = [
+        measure(f"whole build ({what})", whole_build, (archive, runner), "lines", runs)
+        for runner, what in (("local", "local engines"), ("beam", "Beam, in-process"))
+    ]
+    if prism_available():
+        builds.append(
+            measure("whole build (Beam on Prism)", whole_build, (archive, "prism"), "lines", runs)
+        )
+    else:
+        report["prism"] = "not built: bash scripts/prism.sh"
+    stages = (a, b, b0, b2, el, e, pf, p, pb, *builds)
     report["stages"] = [m.__dict__ | {"rate": m.rate} for m in stages]
     report["local_pairs_over_beam"] = p.rate / pb.rate
     report["local_extract_over_ceiling"] = el.rate / a.rate
@@ -289,9 +327,21 @@ def run_bench(
     report["extract_1_thread_over_ceiling"] = b2.rate / a.rate
     report["extract_over_ceiling"] = b.rate / a.rate
     report["beam_extract_over_ceiling"] = e.rate / a.rate
+    report["build_seconds"] = {m.stage: m.seconds for m in builds}
     if len(scales) > 1:
         report["scaling"] = _scaling(folder, tweets, layout, runs, scales)
     return report
+
+
+def prism_available() -> bool:
+    """Whether a Prism binary is there for the ``prism`` whole build."""
+    from corpusforge.prism import PrismNotFoundError, locate_prism
+
+    try:
+        locate_prism()
+    except PrismNotFoundError:
+        return False
+    return True
 
 
 def _scaling(

@@ -26,7 +26,8 @@ def bench(
         str | None, typer.Option("--json", help="also write the report here")
     ] = None,
 ) -> None:
-    """Ceiling (stdlib decode + orjson) vs our extract, pairing speed and peak RSS."""
+    """Ceiling (stdlib decode + orjson) vs our extract, pairing, whole builds on each runner,
+    and peak RSS."""
     from corpusforge.bench import run_bench
 
     if runs < 1:
@@ -51,6 +52,8 @@ def bench(
         )
     console.print(table)
     console.print(f"local pair engine / Beam pair stage: {report['local_pairs_over_beam']:.2f}")
+    if "prism" in report:
+        console.print(f"whole build on Prism: {report['prism']}")
     console.print(
         f"extract / ceiling: {report['extract_over_ceiling']:.2f} (functions, 2 decoder "
         f"threads), {report['extract_1_thread_over_ceiling']:.2f} (1 thread), "
