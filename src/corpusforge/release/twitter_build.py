@@ -10,8 +10,9 @@ Layout of a release ``DIR``:
   with the same settings and a rebuild of the pairs never decodes the archives again;
 - ``dead_letter/<archive>-<key>/part-*.parquet``: what could not be read, with reasons;
 - ``pairs/{qt,rp,coqt,corp}/part-*.parquet``: the training pairs (``schemas/pair.v1``);
-- ``manifest.json``: configuration, inputs (size, sha256), every file (rows, sha256), counts
-  and the accounting identities (``schemas/manifest.v1.schema.json``).
+- ``manifest.json``: configuration (files by name), inputs (name, size, sha256: no path), every
+  file (rows, sha256), counts and the accounting identities
+  (``schemas/manifest.v1.schema.json``).
 
 A build writes the new release into a draft next to ``DIR`` and swaps it in whole
 (:mod:`corpusforge.release.publish`): killed at any moment, it leaves ``DIR`` holding the
