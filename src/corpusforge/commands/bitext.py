@@ -131,7 +131,7 @@ def print_summary(manifest: dict[str, Any], out: str) -> None:
     console.print(
         f"read {counts['lines_read']:,} lines or records from {len(manifest['inputs'])} files: "
         f"{counts['pairs_read']:,} pairs, {skipped:,} empty alignments skipped, "
-        f"{counts['dead_letter']:,} dead letters covering {dead_lines:,}; "
+        f"{dead_lines:,} lines in {counts['dead_letter']:,} dead letter(s); "
         f"kept {counts['rows']:,} pairs"
     )
     for line in refused_file_pairs(manifest, out):

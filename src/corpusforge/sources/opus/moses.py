@@ -6,8 +6,8 @@ files given together (``tatoeba.deu-eng.deu`` + ``tatoeba.deu-eng.eng``,
 ``RF-tokenized.en`` + ``RF-tokenized.fr``). Languages come from the last suffix of each
 side. Line ``n`` of one side pairs with line ``n`` of the other.
 
-Both sides are counted first (one binary pass over each: 1.3 % of the whole read for plain
-files, 8 % for gzipped ones, on 1M Tatoeba lines, see
+Both sides are counted first (one binary pass over each: 1-3 % of the whole read for plain
+files, 8-9 % for gzipped ones, on 1M Tatoeba lines, see
 ``benchmarks/bench_moses_read.py``). When the counts differ a line was lost or added
 somewhere, and every pair from that line on is a pair of two unrelated sentences; where is
 unknown, so no pair of the file pair is used: it becomes one ``align_line_count_mismatch``
