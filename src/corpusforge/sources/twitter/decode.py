@@ -234,7 +234,8 @@ def _problem(reason: ReadReason, archive: str, member: str, detail: str) -> Read
 
 
 def _cap_problem(reason: ReadReason, cap: int, archive: str, member: str) -> ReadProblem:
-    what = "--max-member-ratio" if reason is ReadReason.MEMBER_RATIO_TOO_HIGH else "bytes cap"
+    ratio = reason is ReadReason.MEMBER_RATIO_TOO_HIGH
+    what = "--max-member-ratio" if ratio else "--max-member-bytes"
     return _problem(reason, archive, member, f"cut after {cap} decompressed bytes ({what})")
 
 
