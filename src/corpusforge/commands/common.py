@@ -40,6 +40,27 @@ def beam_args(ctx: typer.Context, runner: str | None) -> list[str]:
     return args
 
 
+def inputs_and_beam_args(
+    ctx: typer.Context, inputs: list[str], runner: str | None
+) -> tuple[list[str], list[str]]:
+    """A build's inputs and Beam flags, wherever the flags stand on the line
+    (:mod:`corpusforge.beamflags`); an unknown flag is one line on stderr and exit 2."""
+    from corpusforge.beamflags import UnknownFlag, split_inputs
+
+    own = [o for p in ctx.command.params for o in getattr(p, "opts", []) if o.startswith("--")]
+    try:
+        words, args = split_inputs(inputs, ctx.args, own=own)
+    except UnknownFlag as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+    if not words:
+        typer.echo("error: no input given", err=True)
+        raise typer.Exit(code=2)
+    if runner:
+        args.append(f"--runner={runner}")
+    return words, args
+
+
 class _DropStartingWith(logging.Filter):
     def __init__(self, prefix: str) -> None:
         super().__init__()

@@ -14,8 +14,8 @@ from corpusforge.commands.common import (
     Quiet,
     RowsPerShard,
     Runner,
-    beam_args,
     configure_logging,
+    inputs_and_beam_args,
     run_and_report,
 )
 
@@ -62,6 +62,7 @@ def build(
     Extra ``--flag=value`` arguments are passed to Beam as pipeline options.
     """
     configure_logging(quiet)
+    inputs, args = inputs_and_beam_args(ctx, inputs, runner)
     from corpusforge.options_bitext import ParaphraseConfig
     from corpusforge.release.paranmt_build import build as run_build
     from corpusforge.text.pairfilters import LanguageFilterConfig, ParaphraseFilterConfig
@@ -86,6 +87,4 @@ def build(
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
-    run_and_report(
-        run_build, config, beam_args(ctx, runner), out=out, quiet=quiet, summarise=print_summary
-    )
+    run_and_report(run_build, config, args, out=out, quiet=quiet, summarise=print_summary)

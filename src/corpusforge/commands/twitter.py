@@ -14,8 +14,8 @@ from corpusforge.commands.common import (
     Quiet,
     RowsPerShard,
     Runner,
-    beam_args,
     configure_logging,
+    inputs_and_beam_args,
     run_and_report,
 )
 
@@ -87,6 +87,7 @@ def build(
     Extra ``--flag=value`` arguments are passed to Beam as pipeline options.
     """
     configure_logging(quiet)
+    inputs, args = inputs_and_beam_args(ctx, inputs, runner)
     from corpusforge.options import TwitterConfig
     from corpusforge.sources.twitter.archive import ReadLimits
     from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
@@ -114,7 +115,6 @@ def build(
         raise typer.BadParameter(str(exc)) from exc
     from corpusforge import progress
 
-    args = beam_args(ctx, runner)
     run_and_report(
         _build_with_card,
         config,

@@ -1,0 +1,92 @@
+"""Extra Beam flags: they reach Beam from every ``… build`` command, on either side of the
+inputs, and a mistyped one is one line and exit 2 (issue 22)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from corpusforge.beamflags import UnknownFlag, split_inputs
+from corpusforge.cli import app
+from corpusforge.release import twitter_build
+
+from .conftest import GOOD, member, write_zip
+
+
+def run(*args: str) -> tuple[int, list[str]]:
+    result = CliRunner().invoke(app, [*args, "--quiet"])
+    lines = [
+        line
+        for line in result.output.splitlines()
+        if line.strip() and not line.startswith("WARNING:root:apitools")
+    ]
+    return result.exit_code, lines
+
+
+def test_flags_are_taken_out_of_the_inputs_wherever_they_stand() -> None:
+    words = ["--s3_endpoint_url=http://127.0.0.1:1", "a.zip", "--region", "eu", "b.zip"]
+    inputs, flags = split_inputs(words, ["--save_main_session"])
+    assert inputs == ["a.zip", "b.zip"]
+    assert flags == [
+        "--s3_endpoint_url=http://127.0.0.1:1",
+        "--region",
+        "eu",
+        "--save_main_session",
+    ]
+
+
+def test_an_unknown_flag_names_the_closest_known_one() -> None:
+    with pytest.raises(UnknownFlag, match="--s3_endpoint_url"):
+        split_inputs(["a.zip", "--s3_endpoint=http://x"], own=["--out"])
+    with pytest.raises(UnknownFlag, match="did you mean --min-chars"):
+        split_inputs(["a.zip", "--min-char=3"], own=["--min-chars"])
+
+
+@pytest.mark.parametrize("command", ["twitter", "bitext", "paranmt"])
+def test_a_mistyped_flag_is_one_line_and_exit_2(command: str, tmp_path: Path) -> None:
+    source = tmp_path / "in.txt"
+    source.write_text("x\n")
+    code, lines = run(
+        command, "build", str(source), "--direct_num_worker=2", "--out", str(tmp_path / "r")
+    )
+    assert code == 2
+    assert lines == [
+        "error: unknown option --direct_num_worker: neither this command's nor a Beam "
+        "pipeline option; did you mean --direct_num_workers?"
+    ]
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_a_beam_flag_changes_the_build_from_either_side(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--direct_num_workers=2`` asks Beam for two workers, so the extract runs on Beam
+    rather than in the local engine; without the flag it runs locally."""
+    archive = write_zip(
+        tmp_path / "twitter-stream-2021-01-01.zip", [("2021/01/01/00/00.json.bz2", member(GOOD))]
+    )
+    engines: list[str] = []
+    original = twitter_build.extract_engine
+
+    def spy(config: twitter_build.TwitterConfig, beam_args: list[str]) -> str:
+        engines.append(original(config, beam_args))
+        return engines[-1]
+
+    monkeypatch.setattr(twitter_build, "extract_engine", spy)
+    flag = ["--direct_num_workers=2"]
+    common = ["--benchmark-queries", "0", "--out"]
+    args = (
+        [*flag, archive, *common, str(tmp_path / "r")]
+        if where == "before"
+        else [archive, *common, str(tmp_path / "r"), *flag]
+    )
+    code, lines = run("twitter", "build", *args)
+    assert code == 0, lines
+    assert set(engines) == {"beam"}
+    engines.clear()
+    code, lines = run("twitter", "build", archive, *common, str(tmp_path / "local"))
+    assert code == 0, lines
+    assert set(engines) == {"local"}
