@@ -137,8 +137,10 @@ def flag_text(param: Any) -> str:
 
 
 def _cell(text: str | None) -> str:
-    """One Markdown table cell: one line, no bare ``|``, reST literals as Markdown code."""
-    return " ".join((text or "").split()).replace("``", "`").replace("|", "\\|")
+    """One Markdown table cell: one line, no bare ``|``, reST literals as Markdown code, and
+    ``<`` outside code written as ``&lt;`` (``score<TAB>s1`` is not an HTML tag)."""
+    parts = " ".join((text or "").split()).replace("``", "`").replace("|", "\\|").split("`")
+    return "`".join(p if i % 2 else p.replace("<", "&lt;") for i, p in enumerate(parts))
 
 
 def _summary(command: Any) -> list[str]:

@@ -35,6 +35,8 @@ def test_a_row_names_flag_type_default_and_help() -> None:
     assert "| `--lang` | text, repeatable | `en` |" in twitter
     assert "| `INPUTS` | text, one or more | required |" in twitter
     assert "field\\|fasttext" in twitter  # a bare | would split the table cell
+    sts = text.split("## corpusforge eval sts\n")[1].split("\n## ")[0]
+    assert "'score&lt;TAB>s1&lt;TAB>s2' lines" in sts  # not an HTML tag
     bitext = text.split("## corpusforge bitext build\n")[1].split("\n## ")[0]
     assert "| `--lowercase` / `--no-lowercase` | flag | – |" in bitext
     synth = text.split("## corpusforge synth twitter\n")[1].split("\n## ")[0]
