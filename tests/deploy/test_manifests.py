@@ -71,6 +71,7 @@ PARAMETER_EXAMPLES: dict[str, tuple[list[str], list[str]]] = {
     "rows_per_shard": (["250000", "1"], ["0", "-5", ""]),
     "max_line_bytes": (["1048576", "1024"], ["1e6", "-1", ""]),
     "max_member_bytes": (["4294967296", "1048576"], ["4G", ""]),
+    "max_member_ratio": (["100", "0", "12.5"], ["1e3", "-1", "ten", ""]),
 }
 
 
