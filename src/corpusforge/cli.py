@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import typer
 
-from corpusforge.commands import bench, bitext, paranmt, release, synth, train, twitter
+from corpusforge.commands import (
+    bench,
+    bitext,
+    paranmt,
+    release,
+    synth,
+    train,
+    twitter,
+    versions,
+)
 from corpusforge.commands import eval as eval_cmd
 
 app = typer.Typer(
@@ -28,6 +37,7 @@ app.command("train")(train.train)
 app.command("validate")(release.validate)
 app.command("stats")(release.stats)
 app.command("card")(release.card)
+app.command("versions")(versions.versions)
 app.command("bench")(bench.bench)
 
 

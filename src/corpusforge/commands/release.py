@@ -26,9 +26,17 @@ EXIT_INVALID = 1
 
 def _existing(release_dir: str) -> str:
     """The release folder to read: ``release_dir``, or the old release in the instant of a
-    two-rename publish (:func:`corpusforge.release.publish.current_release`)."""
+    two-rename publish (:func:`corpusforge.release.publish.current_release`); for ``s3://``,
+    a local copy of the current version (:func:`corpusforge.release.objectstore.local_copy`)."""
     from corpusforge.release.publish import current_release
 
+    if release_dir.startswith("s3://"):  # the current version, read through a local copy
+        from corpusforge.release.objectstore import local_copy
+
+        try:
+            return local_copy(release_dir)
+        except FileNotFoundError as exc:
+            raise typer.BadParameter(str(exc), param_hint="RELEASE_DIR") from None
     release_dir = current_release(release_dir)
     if "://" not in release_dir and not Path(release_dir).is_dir():
         raise typer.BadParameter(f"{release_dir!r} is not a directory", param_hint="RELEASE_DIR")
@@ -141,7 +149,7 @@ def card(release_dir: ReleaseDir) -> None:
     """Write the dataset card: DIR/README.md and its plots in DIR/card/."""
     from corpusforge.release.card import write_card
 
-    if "://" in release_dir:
+    if "://" in release_dir and not release_dir.startswith("s3://"):
         raise typer.BadParameter("the card is written to local releases only")
     try:
         path = write_card(_existing(release_dir))

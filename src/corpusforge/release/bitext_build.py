@@ -606,7 +606,8 @@ def finish(result: PipelineResult, out: str, runner: str) -> dict[str, Any] | No
     except JobFailed:
         store.abandon()
         raise
-    path = join(out, MANIFEST_NAME)
+    # an object store's release is read back from the local copy of what it published
+    path = join(getattr(store, "published", out), MANIFEST_NAME)
     note = join(store.draft, NOTHING_READ)
     if FileSystems.exists(note):
         what = _nothing_read(note)
@@ -660,7 +661,7 @@ def run_entry_point(
     """
     try:
         config = options(argv).to_config()
-        store = open_store(config.out)
+        store = open_store(config.out, argv)
         with store.locked():
             manifest = finish(start_build(config, argv, store), config.out, runner_name(argv))
     except JobFailed as exc:  # the runner's failure, not the input's
@@ -769,7 +770,7 @@ def build(config: BitextConfig, beam_args: list[str] | None = None) -> dict[str,
         config: validated configuration.
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
     """
-    store = open_store(config.out)
+    store = open_store(config.out, beam_args or [])
     with store.locked():
         manifest = finish(start(config, beam_args, store), config.out, runner_name(beam_args or []))
     return require_manifest(manifest, config.out)

@@ -115,7 +115,7 @@ def build(config: ParaphraseConfig, beam_args: list[str] | None = None) -> dict[
         config: validated configuration.
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
     """
-    store = open_store(config.out)
+    store = open_store(config.out, beam_args or [])
     with store.locked():
         manifest = finish(start(config, beam_args, store), config.out, runner_name(beam_args or []))
     return require_manifest(manifest, config.out)

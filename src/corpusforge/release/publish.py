@@ -21,9 +21,12 @@ whenever the build is killed. Two backends implement :class:`ReleaseStore`:
   What a killed build finished (a Twitter archive's extract) stays in the draft and is
   reused by the next build; entries of the release the build does not rebuild (extracts,
   files a user added) are carried into the draft as hard links.
-- :class:`InPlace` (``gs://``, ``s3://``): the build writes into the release itself, as
-  before; no lock, the commit only marks the end. Issue 22 replaces it with an immutable
-  version prefix and a pointer object written last.
+- :class:`~corpusforge.release.objectstore.ObjectStore` (``s3://``): object stores have no
+  rename, so the draft (a local folder) is uploaded as an immutable version
+  ``OUT/versions/<id>/`` and committed by one small pointer object, ``OUT/_current.json``,
+  written last with a conditional write, as Delta and Iceberg tables commit.
+- :class:`InPlace` (``gs://`` and other URIs): the build writes into the release itself; no
+  lock, the commit only marks the end.
 
 A release's layout is the same either way: ``manifest.json``, ``README.md``, ``pairs/``...
 at its root, and every path inside it relative to it.
@@ -43,7 +46,7 @@ import shutil
 import socket
 import sys
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from typing import Protocol
 
 log = logging.getLogger(__name__)
@@ -105,13 +108,22 @@ class ReleaseStore(Protocol):
         ...
 
 
-def open_store(out: str) -> ReleaseStore:
-    """The store of ``--out``: :class:`InPlace` for a URI, else :class:`LocalFolder`.
+def open_store(out: str, beam_args: Sequence[str] = ()) -> ReleaseStore:
+    """The store of ``--out``: :class:`~corpusforge.release.objectstore.ObjectStore` for
+    ``s3://``, :class:`InPlace` for another URI, else :class:`LocalFolder`.
+
+    Args:
+        out: the release (``--out``).
+        beam_args: the build's Beam flags (``--s3_endpoint_url``, …: the object store's client).
 
     Raises:
         ReleaseError: ``out`` is a file, or a folder that holds something other than a
             release.
     """
+    if out.startswith("s3://"):
+        from corpusforge.release.objectstore import ObjectStore
+
+        return ObjectStore(out, beam_args)
     if "://" in out:
         return InPlace(out)
     return LocalFolder(out)

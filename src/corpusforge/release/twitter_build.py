@@ -661,7 +661,7 @@ def build(
         ReleaseError: ``config.out`` cannot take a release, or another build holds it.
     """
     beam_args = list(beam_args or [])
-    store = open_store(config.out)
+    store = open_store(config.out, beam_args)
     uris = expand_inputs(config.inputs, exclude=[config.out, *sidecars(config.out)])
     with store.locked():
         root = store.begin(rebuilt=REBUILT)

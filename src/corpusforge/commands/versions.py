@@ -1,0 +1,48 @@
+"""``corpusforge versions URI``: list the versions of a release on object storage, and prune.
+
+    corpusforge versions s3://bucket/releases/en             # every version, the current marked
+    corpusforge versions s3://bucket/releases/en --keep 3    # delete all but the 3 newest
+
+A release on ``s3://`` keeps every version it published under ``versions/<id>/``
+(:mod:`corpusforge.release.objectstore`); ``--keep N`` deletes the versions older than the
+current one except the ``N - 1`` newest that were committed, and the leftovers of killed
+builds among them. Versions newer than the current one (a build uploading now) are left.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+
+def versions(
+    release: Annotated[str, typer.Argument(help="the release: s3://BUCKET/PATH")],
+    keep: Annotated[
+        int | None,
+        typer.Option(help="delete all but the N newest committed versions (the current counts)"),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="print one JSON document")] = False,
+) -> None:
+    """List a bucket release's versions (``*`` marks the current one); ``--keep N`` prunes."""
+    from corpusforge.release import objectstore
+    from corpusforge.release.publish import ReleaseError
+
+    if not release.startswith("s3://"):
+        typer.echo(f"error: {release}: versions are kept for s3:// releases only", err=True)
+        raise typer.Exit(code=2)
+    try:
+        deleted = objectstore.prune(release, keep) if keep is not None else []
+        listed = objectstore.versions(release)
+    except (ValueError, ReleaseError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+    if json_output:
+        typer.echo(json.dumps({"versions": listed, "deleted": deleted}, indent=2))
+        return
+    for v in listed:
+        mark = "*" if v["current"] else " " if v["committed"] else "?"
+        typer.echo(f"{mark} {v['version']}")
+    for name in deleted:
+        typer.echo(f"deleted {name}")

@@ -1,0 +1,431 @@
+"""A release on object storage (``s3://``) -> immutable versions and one pointer written last.
+
+    corpusforge twitter build day.zip --out s3://bucket/releases/en
+    corpusforge release versions s3://bucket/releases/en            # list; --keep N prunes
+
+Object stores have no rename, so the local backend's swap
+(:class:`corpusforge.release.publish.LocalFolder`) cannot be atomic there. The release
+``OUT`` is committed as Delta and Iceberg tables are, with no rename:
+
+- ``OUT/versions/<version>/…``: each version is a whole release in today's layout
+  (``manifest.json``, ``README.md``, ``pairs/``, …), written once and never changed.
+  ``<version>`` is ``YYYYmmddTHHMMSSZ-<8 hex>``, so versions sort by the time they began;
+  a version's ``manifest.json`` is uploaded after all its other files.
+- ``OUT/_current.json``: the commit, a small JSON document naming the current version, its
+  manifest and the manifest's sha256. It is written last, in one PUT, with an S3
+  conditional write (``If-None-Match: *`` for a release's first version, else ``If-Match``
+  the ETag of the pointer this build started from). A reader follows the pointer only; a
+  build killed at any moment leaves the pointer, and so the previous version, untouched,
+  and at worst an unreferenced partial version that ``--keep`` removes.
+- Two builds racing for one release: on one machine the second stops at once on the local
+  lock; on two machines both upload their versions and the pointer's condition lets exactly
+  one commit: the other ends with :class:`ReleaseConflict` (exit 2), naming the version that
+  won, and deletes its own objects. No lease object is needed: the store refuses the stale
+  write. (versitygw, AWS S3 since 2024, MinIO and Ceph honour both conditions; GCS gives the
+  same with ``ifGenerationMatch``: generation 0 for the first version, else the pointer's.)
+
+The build itself writes into a local draft folder (under ``$CORPUSFORGE_DRAFTS``, default
+the temporary folder, one per release URI), with the same lock, draft and carry-over as a
+local release, so a build published to a bucket writes the same bytes as one published to
+a folder, and a killed build's finished extracts are reused by the next one on the same
+machine. Readers (``validate``, ``stats``, ``card``) follow the pointer and read the current
+version through a local copy that is downloaded once (a version never changes).
+
+Endpoint and credentials are boto3's, from the standard environment (``AWS_ENDPOINT_URL``,
+``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_DEFAULT_REGION``, profiles), or for a
+build Beam's ``--s3_*`` flags; none is ever written into a release or a log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import hashlib
+import json
+import logging
+import os
+import secrets
+import shutil
+import tempfile
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from corpusforge.release.publish import LocalFolder, ReleaseError, ReleaseLocked
+
+log = logging.getLogger(__name__)
+
+POINTER = "_current.json"
+VERSIONS = "versions"
+POINTER_FORMAT = "corpusforge.release-pointer.v1"
+HISTORY = 100
+"""Committed versions the pointer remembers, newest first (what ``--keep`` may keep)."""
+
+
+class ReleaseConflict(ReleaseLocked):
+    """Another build committed a version of the release while this one ran."""
+
+
+@dataclass(frozen=True)
+class Location:
+    """``s3://bucket/prefix`` split; ``prefix`` has no slash at either end."""
+
+    scheme: str
+    bucket: str
+    prefix: str
+
+    @classmethod
+    def parse(cls, uri: str) -> Location:
+        scheme, sep, rest = uri.partition("://")
+        bucket, _, prefix = rest.partition("/")
+        if not sep or not bucket:
+            raise ReleaseError(f"--out {uri}: not a bucket URI (s3://BUCKET/PATH)")
+        return cls(scheme, bucket, prefix.strip("/"))
+
+    def key(self, *parts: str) -> str:
+        return "/".join(p.strip("/") for p in (self.prefix, *parts) if p.strip("/"))
+
+    def uri(self, *parts: str) -> str:
+        return f"{self.scheme}://{self.bucket}/{self.key(*parts)}"
+
+
+# -- the client ------------------------------------------------------------------------
+
+S3_FLAGS = {
+    "s3_access_key_id": "aws_access_key_id",
+    "s3_secret_access_key": "aws_secret_access_key",
+    "s3_session_token": "aws_session_token",
+    "s3_endpoint_url": "endpoint_url",
+    "s3_region_name": "region_name",
+    "s3_api_version": "api_version",
+    "s3_verify": "verify",
+}
+"""Beam's ``--s3_*`` pipeline options -> boto3 client arguments."""
+
+
+def client_settings(beam_args: Sequence[str] = ()) -> dict[str, Any]:
+    """boto3 client arguments from Beam's ``--s3_*`` flags; the rest from boto3's own chain
+    (environment variables, profiles, instance roles)."""
+    settings: dict[str, Any] = {}
+    if beam_args:
+        from apache_beam.options.pipeline_options import PipelineOptions, S3Options
+
+        s3 = PipelineOptions(list(beam_args)).view_as(S3Options)
+        for flag, arg in S3_FLAGS.items():
+            value = getattr(s3, flag, None)
+            if value is not None:
+                settings[arg] = value
+        if getattr(s3, "s3_disable_ssl", False):
+            settings["use_ssl"] = False
+    return settings
+
+
+def s3_client(settings: dict[str, Any] | None = None) -> Any:
+    """A boto3 S3 client; ``settings`` override the standard environment."""
+    try:
+        import boto3
+    except ImportError:  # pragma: no cover - the aws extra is missing
+        raise ReleaseError(
+            "s3:// needs boto3: pip install 'corpusforge[aws]' (apache-beam[aws])"
+        ) from None
+    return boto3.session.Session().client("s3", **(settings or {}))
+
+
+def _code(exc: Exception) -> str:
+    response = getattr(exc, "response", None) or {}
+    return str(response.get("Error", {}).get("Code", ""))
+
+
+class Bucket:
+    """The few S3 calls the commit needs, on one ``Location``."""
+
+    def __init__(self, where: Location, client: Any) -> None:
+        self.where = where
+        self.client = client
+
+    def get(self, key: str) -> tuple[bytes, str] | None:
+        """The object's bytes and ETag, or None when it does not exist."""
+        try:
+            got = self.client.get_object(Bucket=self.where.bucket, Key=key)
+        except Exception as exc:
+            if _code(exc) in ("NoSuchKey", "404", "NotFound"):
+                return None
+            raise
+        return got["Body"].read(), got["ETag"]
+
+    def put(self, key: str, data: bytes, **condition: str) -> str:
+        """Write an object; ``IfMatch`` / ``IfNoneMatch`` make it conditional. Its ETag."""
+        put = self.client.put_object(Bucket=self.where.bucket, Key=key, Body=data, **condition)
+        return str(put["ETag"])
+
+    def upload(self, path: str, key: str) -> None:
+        self.client.upload_file(path, self.where.bucket, key)
+
+    def download(self, key: str, path: str) -> None:
+        self.client.download_file(self.where.bucket, key, path)
+
+    def keys(self, prefix: str) -> Iterator[str]:
+        pages = self.client.get_paginator("list_objects_v2").paginate(
+            Bucket=self.where.bucket, Prefix=prefix
+        )
+        for page in pages:
+            for item in page.get("Contents", []):
+                yield item["Key"]
+
+    def folders(self, prefix: str) -> list[str]:
+        """The names directly under ``prefix/``."""
+        pages = self.client.get_paginator("list_objects_v2").paginate(
+            Bucket=self.where.bucket, Prefix=prefix.rstrip("/") + "/", Delimiter="/"
+        )
+        names = []
+        for page in pages:
+            for common in page.get("CommonPrefixes", []):
+                names.append(common["Prefix"].rstrip("/").rsplit("/", 1)[-1])
+        return sorted(names)
+
+    def delete_prefix(self, prefix: str) -> int:
+        keys = list(self.keys(prefix.rstrip("/") + "/"))
+        for at in range(0, len(keys), 1000):
+            batch = [{"Key": k} for k in keys[at : at + 1000]]
+            self.client.delete_objects(Bucket=self.where.bucket, Delete={"Objects": batch})
+        return len(keys)
+
+
+def new_version_id() -> str:
+    now = datetime.datetime.now(datetime.UTC)
+    return f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(4)}"
+
+
+def read_pointer(bucket: Bucket) -> tuple[dict[str, Any], str] | None:
+    """The release's pointer document and its ETag; None for a release with no version."""
+    got = bucket.get(bucket.where.key(POINTER))
+    if got is None:
+        return None
+    data, etag = got
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        raise ReleaseError(f"{bucket.where.uri(POINTER)}: not a release pointer") from None
+    if not isinstance(doc, dict) or doc.get("format") != POINTER_FORMAT:
+        raise ReleaseError(f"{bucket.where.uri(POINTER)}: not a release pointer")
+    return doc, etag
+
+
+# -- the store -------------------------------------------------------------------------
+
+
+def drafts_root() -> str:
+    return os.environ.get("CORPUSFORGE_DRAFTS") or os.path.join(
+        tempfile.gettempdir(), "corpusforge-drafts"
+    )
+
+
+def _local_name(uri: str) -> str:
+    """A folder name for ``uri`` on this machine: readable, and unique by its hash."""
+    where = Location.parse(uri)
+    tail = (where.prefix.rsplit("/", 1)[-1] or where.bucket)[:40]
+    return f"{tail}-{hashlib.sha256(uri.rstrip('/').encode()).hexdigest()[:12]}"
+
+
+class ObjectStore:
+    """A release on ``s3://``: a local draft, uploaded as a new version, committed by the
+    pointer (module docstring).
+
+    Args:
+        out: ``s3://BUCKET/PATH`` (``--out``).
+        beam_args: the build's Beam flags; their ``--s3_*`` options set the client.
+        client: an S3 client (default: boto3's, from the environment and ``beam_args``).
+    """
+
+    def __init__(self, out: str, beam_args: Sequence[str] = (), client: Any = None) -> None:
+        self.target = out.rstrip("/")
+        self.where = Location.parse(self.target)
+        self._settings = client_settings(beam_args)
+        self._client = client
+        self._local = LocalFolder(os.path.join(drafts_root(), _local_name(self.target), "last"))
+        self.draft = self._local.draft
+        self.published = self._local.target
+        """A local copy of the version this machine published last (after :meth:`commit`)."""
+        self._base: tuple[dict[str, Any], str] | None = None
+        self.version = ""
+
+    @property
+    def bucket(self) -> Bucket:
+        if self._client is None:
+            self._client = s3_client(self._settings)
+        return Bucket(self.where, self._client)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable (a pipeline's last step commits): the client is made again where needed."""
+        return {**self.__dict__, "_client": None}
+
+    def locked(self) -> contextlib.AbstractContextManager[None]:
+        """One build per release on this machine; across machines the commit's condition
+        lets one of two racing builds win (:class:`ReleaseConflict` for the other)."""
+        return self._local.locked()
+
+    def begin(self, rebuilt: Collection[str]) -> str:
+        try:
+            self._base = read_pointer(self.bucket)
+        except ReleaseError:
+            raise
+        except Exception as exc:
+            raise ReleaseError(f"--out {self.target}: cannot read the release: {exc}") from None
+        self.version = new_version_id()
+        return self._local.begin(rebuilt)
+
+    def commit(self) -> None:
+        manifest = os.path.join(self.draft, "manifest.json")
+        if not os.path.isfile(manifest):
+            raise ReleaseError(f"--out {self.target}: the draft has no manifest.json")
+        prefix = self.where.key(VERSIONS, self.version)
+        files = sorted(_files_under(self.draft))
+        log.info("publishing %d files to %s", len(files), self.where.uri(VERSIONS, self.version))
+        for rel in files:
+            if rel != "manifest.json":
+                self.bucket.upload(os.path.join(self.draft, rel), f"{prefix}/{rel}")
+        self.bucket.upload(manifest, f"{prefix}/manifest.json")
+        with open(manifest, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        pointer = {
+            "format": POINTER_FORMAT,
+            "version": self.version,
+            "prefix": f"{VERSIONS}/{self.version}/",
+            "manifest": f"{VERSIONS}/{self.version}/manifest.json",
+            "manifest_sha256": digest,
+            "files": len(files),
+            "previous": self._base[0]["version"] if self._base else None,
+            "history": [self.version, *(self._base[0].get("history", []) if self._base else [])][
+                :HISTORY
+            ],
+            "committed": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
+        condition = {"IfMatch": self._base[1]} if self._base else {"IfNoneMatch": "*"}
+        data = json.dumps(pointer, indent=2, sort_keys=True).encode() + b"\n"
+        try:
+            self.bucket.put(self.where.key(POINTER), data, **condition)
+        except Exception as exc:
+            if _code(exc) not in ("PreconditionFailed", "412", "ConditionalRequestConflict"):
+                raise
+            self.bucket.delete_prefix(prefix)
+            winner = read_pointer(self.bucket)
+            name = winner[0]["version"] if winner else "none"
+            raise ReleaseConflict(
+                f"--out {self.target}: another build committed version {name} while this "
+                f"one ran; this build's version {self.version} was not published"
+            ) from None
+        log.info("committed %s: version %s", self.target, self.version)
+        self._local.commit()  # the local copy of what was published feeds the next build
+
+    def abandon(self) -> None:
+        self._local.abandon()
+
+
+def _files_under(folder: str) -> Iterator[str]:
+    for dirpath, _, names in os.walk(folder):
+        for name in names:
+            yield os.path.relpath(os.path.join(dirpath, name), folder).replace(os.sep, "/")
+
+
+# -- readers and housekeeping ------------------------------------------------------------
+
+
+def current_version(uri: str, client: Any = None) -> dict[str, Any]:
+    """The pointer document of the release ``uri``.
+
+    Raises:
+        FileNotFoundError: ``uri`` holds no committed release.
+    """
+    where = Location.parse(uri.rstrip("/"))
+    found = read_pointer(Bucket(where, client or s3_client()))
+    if found is None:
+        raise FileNotFoundError(f"{uri}: no release there (no {POINTER})")
+    return found[0]
+
+
+def current_uri(uri: str, client: Any = None) -> str:
+    """``s3://…/versions/<current>``: the folder of the release's current version."""
+    where = Location.parse(uri.rstrip("/"))
+    return where.uri(current_version(uri, client)["prefix"])
+
+
+def cache_root() -> str:
+    return os.environ.get("CORPUSFORGE_CACHE") or os.path.join(
+        tempfile.gettempdir(), "corpusforge-releases"
+    )
+
+
+def local_copy(uri: str, client: Any = None) -> str:
+    """A local folder holding the current version of the release ``uri``, downloaded once
+    (a version never changes); the manifest is checked against the pointer's sha256.
+
+    Raises:
+        FileNotFoundError: ``uri`` holds no committed release.
+        ReleaseError: the downloaded manifest is not the one the pointer names.
+    """
+    where = Location.parse(uri.rstrip("/"))
+    bucket = Bucket(where, client or s3_client())
+    found = read_pointer(bucket)
+    if found is None:
+        raise FileNotFoundError(f"{uri}: no release there (no {POINTER})")
+    pointer = found[0]
+    folder = os.path.join(cache_root(), _local_name(uri), pointer["version"])
+    if os.path.isfile(os.path.join(folder, ".complete")):
+        return folder
+    partial = folder + ".part"
+    shutil.rmtree(partial, ignore_errors=True)
+    prefix = where.key(pointer["prefix"])
+    for key in bucket.keys(prefix + "/"):
+        rel = key[len(prefix) + 1 :]
+        path = os.path.join(partial, *rel.split("/"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        bucket.download(key, path)
+    with open(os.path.join(partial, "manifest.json"), "rb") as f:
+        if hashlib.sha256(f.read()).hexdigest() != pointer["manifest_sha256"]:
+            raise ReleaseError(f"{uri}: version {pointer['version']}: manifest does not match")
+    with open(os.path.join(partial, ".complete"), "w") as f:
+        f.write(pointer["version"] + "\n")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.rename(partial, folder)
+    return folder
+
+
+def versions(uri: str, client: Any = None) -> list[dict[str, Any]]:
+    """Every version folder of the release, oldest first: ``version``, ``committed`` (it was
+    the current version once, as far as the pointer remembers) and ``current``."""
+    where = Location.parse(uri.rstrip("/"))
+    bucket = Bucket(where, client or s3_client())
+    found = read_pointer(bucket)
+    current = found[0]["version"] if found else None
+    committed = set(found[0].get("history", [])) if found else set()
+    return [
+        {"version": name, "committed": name in committed, "current": name == current}
+        for name in bucket.folders(where.key(VERSIONS))
+    ]
+
+
+def prune(uri: str, keep: int, client: Any = None) -> list[str]:
+    """Delete the versions older than the current one but the ``keep - 1`` newest committed
+    ones (``keep`` counts the current version); versions newer than the current one (a
+    build uploading now) are left alone. Returns the versions deleted.
+
+    Raises:
+        ValueError: ``keep`` < 1.
+    """
+    if keep < 1:
+        raise ValueError(f"--keep must be >= 1 (the current version), got {keep}")
+    where = Location.parse(uri.rstrip("/"))
+    bucket = Bucket(where, client or s3_client())
+    listed = versions(uri, client=bucket.client)
+    current = next((v["version"] for v in listed if v["current"]), None)
+    if current is None:
+        return []
+    older = [v for v in listed if v["version"] < current]
+    kept = {v["version"] for v in older if v["committed"]}
+    kept = set(sorted(kept)[len(kept) - (keep - 1) :]) if keep > 1 else set()
+    deleted = []
+    for v in older:
+        if v["version"] not in kept:
+            bucket.delete_prefix(where.key(VERSIONS, v["version"]))
+            deleted.append(v["version"])
+    return deleted

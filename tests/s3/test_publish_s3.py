@@ -1,0 +1,184 @@
+"""Releases on a real S3 server (versitygw): published as immutable versions committed by a
+pointer written last, read back through it, whole whenever a build is killed or two race.
+
+Each test runs the real command line in a child process with the standard AWS environment
+variables (or Beam's ``--s3_*`` flags) pointing at the server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from corpusforge.release import objectstore
+from corpusforge.sources.twitter.synth import write_synthetic_archive
+
+from .conftest import ACCESS, REPO, SECRET, S3Server, cli
+
+pytestmark = pytest.mark.s3
+
+KILLED = Path(__file__).with_name("killed_upload.py")
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("in") / "twitter-stream-2021-01-01.zip"
+    write_synthetic_archive(path, tweets=3_000, layout="zip-2020", seed=3)
+    return path
+
+
+def twitter(archive: Path, out: str, seed: int = 0) -> list[str]:
+    return [
+        "twitter", "build", str(archive), "--out", out,
+        "--benchmark-queries", "5", "--seed", str(seed), "--quiet",
+    ]  # fmt: skip
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != ".complete"
+    }
+
+
+def pointer(s3: S3Server, uri: str) -> dict:
+    return objectstore.current_version(uri, client=s3.client())
+
+
+def seed_of(s3: S3Server, uri: str) -> int:
+    return json.loads(Path(objectstore.local_copy(uri)).joinpath("manifest.json").read_text())[
+        "config"
+    ]["seed"]
+
+
+def test_a_bucket_release_holds_the_same_files_as_a_local_one(
+    s3: S3Server, archive: Path, tmp_path: Path
+) -> None:
+    uri = s3.bucket("same") + "/rel"
+    local = tmp_path / "rel"
+    assert cli(*twitter(archive, str(local))).returncode == 0
+    done = cli(*twitter(archive, uri))
+    assert done.returncode == 0, done.stderr[-2000:]
+    current = pointer(s3, uri)
+    assert current["manifest"] == f"versions/{current['version']}/manifest.json"
+    published = Path(objectstore.local_copy(uri))
+    assert files(published) == files(local)  # byte for byte, manifest and card included
+
+    checked = cli("validate", uri)
+    assert checked.returncode == 0, checked.stdout[-2000:]
+    assert cli("stats", uri, "--json").returncode == 0
+    # polars reads the current version straight from the bucket
+    pairs = pl.read_parquet(
+        f"{uri}/{current['prefix']}pairs/all/*.parquet", storage_options=s3.storage_options
+    )
+    assert pairs.height == pl.read_parquet(local / "pairs" / "all" / "*.parquet").height > 0
+
+
+def test_a_build_killed_at_any_write_leaves_the_previous_version_current(
+    s3: S3Server, archive: Path, tmp_path: Path
+) -> None:
+    uri = s3.bucket("killed") + "/rel"
+    count = tmp_path / "count"
+
+    def killed(k: int) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+        return subprocess.run(
+            [sys.executable, str(KILLED), str(k), str(count), "--", *twitter(archive, uri, 2)],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+
+    # the writes of a full build: every object of the new version, then the pointer
+    full = killed(0)
+    assert full.returncode == 0, full.stderr[-2000:]
+    writes = int(count.read_text())
+    assert cli(*twitter(archive, uri, seed=1)).returncode == 0  # seed 1 current again
+    first = pointer(s3, uri)["version"]
+    for k in (1, writes // 2, writes - 1):  # the first upload, one amid, the manifest (last)
+        proc = killed(k)
+        assert proc.returncode == -9, proc.stderr[-2000:]
+        assert pointer(s3, uri)["version"] == first, k
+        assert seed_of(s3, uri) == 1
+        assert cli("validate", uri).returncode == 0
+    proc = killed(writes)  # killed right after the pointer's PUT: the new version is current
+    assert proc.returncode == -9
+    assert pointer(s3, uri)["version"] != first
+    assert seed_of(s3, uri) == 2
+    assert cli("validate", uri).returncode == 0
+
+    listed = cli("versions", uri, "--keep", "1", "--json")
+    assert listed.returncode == 0, listed.stderr
+    doc = json.loads(listed.stdout)
+    assert [v["version"] for v in doc["versions"]] == [pointer(s3, uri)["version"]]
+    assert first in doc["deleted"]
+    assert cli("validate", uri).returncode == 0
+
+
+def test_two_builds_racing_end_with_one_winner_and_one_clear_error(
+    s3: S3Server, archive: Path, tmp_path: Path
+) -> None:
+    """Two machines (two draft folders) build the same release at once: the pointer's
+    conditional write lets one commit; the other stops with exit 2 and publishes nothing."""
+    uri = s3.bucket("race") + "/rel"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from corpusforge.cli import main; main()",
+                *twitter(archive, uri, seed),
+            ],
+            cwd=REPO,
+            env={**env, "CORPUSFORGE_DRAFTS": str(tmp_path / f"machine{seed}")},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for seed in (1, 2)
+    ]
+    results = [(p.wait(timeout=300), p.stderr.read() if p.stderr else "") for p in procs]
+    codes = sorted(code for code, _ in results)
+    assert codes == [0, 2], results
+    loser = next(err for code, err in results if code == 2)
+    errors = [line for line in loser.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "another build committed version" in errors[0], loser
+    winner_seed = next(seed for seed, (code, _) in zip((1, 2), results, strict=True) if code == 0)
+    assert seed_of(s3, uri) == winner_seed
+    assert cli("validate", uri).returncode == 0
+    names = [v["version"] for v in objectstore.versions(uri, client=s3.client())]
+    assert names == [pointer(s3, uri)["version"]]  # the loser removed its objects
+
+
+def test_credentials_given_as_flags_appear_in_no_release_and_no_log(
+    s3: S3Server, archive: Path, tmp_path: Path
+) -> None:
+    uri = s3.bucket("secret") + "/rel"
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("AWS_") and k not in ("CORPUSFORGE_CACHE",)
+    }
+    flags = [
+        f"--s3_endpoint_url={s3.endpoint}",
+        f"--s3_access_key_id={ACCESS}",
+        f"--s3_secret_access_key={SECRET}",
+        "--s3_region_name=us-east-1",
+    ]
+    args = twitter(archive, uri)
+    args.remove("--quiet")
+    done = cli(*args[:2], *flags[:2], *args[2:], *flags[2:], env=env)  # before and after
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert SECRET not in done.stdout + done.stderr
+    stored = [p for p in (s3.root / "secret").rglob("*") if p.is_file()]
+    assert any(p.name == "manifest.json" for p in stored)
+    for path in [*stored, *(tmp_path / "drafts").rglob("*")]:
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+    assert SECRET not in s3.log.read_text(errors="replace")
