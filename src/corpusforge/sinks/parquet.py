@@ -234,24 +234,6 @@ class ShardedWriter:
             yield self._rows(values)
 
 
-def write_shards(
-    dest: str,
-    rows: Iterable[Row],
-    schema_ref: SchemaRef,
-    sort_key: Callable[[Row], Any],
-    rows_per_shard: int = 250_000,
-    prefix: str = "part",
-) -> list[dict[str, Any]]:
-    """The files :class:`WriteParquetShards` writes for ``dest``, from one process, in memory.
-
-    Same shards, same order, same bytes; nothing is written when ``rows`` is empty.
-    """
-    writer = ShardedWriter(schema_ref, sort_key, rows_per_shard, prefix=prefix)
-    for row in rows:
-        writer.add(dest, row)
-    return writer.close()
-
-
 def _assign_shard(
     element: tuple[str, Row],
     counts: dict[str, int],
