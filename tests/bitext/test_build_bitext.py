@@ -289,14 +289,14 @@ def test_command_line_errors() -> None:
     assert run(["--out=/tmp/x"]) == 2
 
 
-def test_pipeline_options_reuse_the_shared_flags() -> None:
+def test_pipeline_options_give_the_bitext_defaults() -> None:
     config = BitextPairsOptions(
         ["--input=a.de", "--input=a.en", "--out=o", "--seed=3", "--max_pairs_per_lang=0"]
     ).to_config()
     assert (config.inputs, config.seed, config.clean, config.max_pairs_per_lang) == (
         ("a.de", "a.en"),
         3,
-        "none",  # Twitter's --clean default (paper) does not apply to bitext
+        "none",  # bitext is not cleaned by default (Twitter's default is paper)
         None,
     )
     cleaned = BitextPairsOptions(["--input=a", "--out=o", "--clean=paper", "--no_lowercase"])

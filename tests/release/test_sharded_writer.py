@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from corpusforge.schemas import PAIR
-from corpusforge.sinks.parquet import ShardedWriter, write_shards
+from corpusforge.sinks.parquet import ShardedWriter
 
 
 def _rows(n: int) -> list[dict[str, object]]:
@@ -53,8 +53,11 @@ def test_spilled_rows_give_the_files_of_rows_kept_in_memory(
     in_memory = tmp_path / "memory"
     expected = []
     for dest in ("all", "qt", "rp"):
-        chosen = [r for r in rows if dest in ("all", r["dataset"])]
-        for f in write_shards(str(in_memory / dest), chosen, PAIR, _key, rows_per_shard=40):
+        writer = ShardedWriter(PAIR, _key, rows_per_shard=40)  # no spill folder: in memory
+        for row in rows:
+            if dest in ("all", row["dataset"]):
+                writer.add(str(in_memory / dest), row)
+        for f in writer.close():
             expected.append((str(Path(f["path"]).relative_to(in_memory)), f["rows"], f["sha256"]))
     got = _written(tmp_path / "spilled", buffer_rows, rows)
     assert sorted(got) == sorted(expected)

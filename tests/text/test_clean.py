@@ -11,13 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpusforge.text.clean import (
-    MIN_CHARS,
     PROFILES,
     CleanProfile,
     clean_text,
     get_profile,
     one_line,
-    too_short,
 )
 
 PAPER = PROFILES["paper"]
@@ -242,15 +240,6 @@ TWEETS = [
 def test_profiles_on_tweets(text: str, paper: str, ct: str) -> None:
     assert clean_text(text, PAPER) == paper
     assert clean_text(text, CT) == ct
-
-
-def test_too_short_uses_the_paper_minimum() -> None:
-    assert MIN_CHARS == 20
-    assert too_short("a" * 19) is True
-    assert too_short("a" * 20) is False
-    assert too_short("😀" * 20) is False  # characters, not bytes
-    assert too_short("abc", min_chars=3) is False
-    assert too_short("", min_chars=0) is False
 
 
 # --- properties -------------------------------------------------------------------------

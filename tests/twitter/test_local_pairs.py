@@ -92,7 +92,7 @@ def test_same_release_when_pairs_and_shards_go_through_disk(
     write_synthetic_archive(first, tweets=3000, layout="zip-2020", seed=4)
     second = tmp_path / "twitter-stream-2021-01-02.zip"
     shutil.copy(first, second)
-    monkeypatch.setattr(twitter_build, "SPILL_ROWS", 7)
+    monkeypatch.setattr(twitter_build, "PAIR_SPILL_ROWS", 7)
     spilled: list[str] = []
     real_dump = pickle.dump
     monkeypatch.setattr(

@@ -50,7 +50,7 @@ from apache_beam.runners.runner import PipelineResult
 import corpusforge
 from corpusforge.jobs import JobFailed, wait
 from corpusforge.jobs import run as run_job
-from corpusforge.options_bitext import BitextConfig
+from corpusforge.options_bitext import BitextConfig, BitextPairsOptions, ParanmtPairsOptions
 from corpusforge.release.io import (
     InputError,
     delete_tree,
@@ -645,14 +645,15 @@ def _nothing_read(note: str) -> str:
 
 def run_entry_point(
     argv: list[str],
-    options: Callable[[list[str]], Any],
+    options: type[BitextPairsOptions] | type[ParanmtPairsOptions],
     start_build: Callable[[Any, list[str], ReleaseStore], PipelineResult],
 ) -> int:
     """A Beam entry point's body: flags -> config -> pipeline -> one JSON summary line.
 
     Args:
-        argv: Beam-style flags.
-        options: the ``PipelineOptions`` class whose ``to_config()`` validates them.
+        argv: Beam-style flags: the pipeline's own, then any of Beam's (``--runner``, ...).
+        options: the pipeline's flags, whose ``to_config()`` validates them; the flags it
+            does not declare go to Beam.
         start_build: starts the pipeline (``bitext_build.start`` or ``paranmt_build.start``).
 
     Returns:
@@ -660,10 +661,13 @@ def run_entry_point(
         when the accounting does not balance.
     """
     try:
-        config = options(argv).to_config()
-        store = open_store(config.out, argv)
+        flags, beam_args = options.split(argv)
+        config = flags.to_config()
+        store = open_store(config.out, beam_args)
         with store.locked():
-            manifest = finish(start_build(config, argv, store), config.out, runner_name(argv))
+            manifest = finish(
+                start_build(config, beam_args, store), config.out, runner_name(beam_args)
+            )
     except JobFailed as exc:  # the runner's failure, not the input's
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -30,7 +30,7 @@ from typing import Any
 from apache_beam.pvalue import TaggedOutput
 
 from corpusforge.release.io import COUNTS, FILES, ensure_dir, file_list, join, write_json
-from corpusforge.release.spill import SpilledGroups
+from corpusforge.release.spill import EXTRACT_SPILL_ROWS, SpilledGroups
 from corpusforge.schemas import DEAD_LETTER, DELETE, TWEET
 from corpusforge.sinks.parquet import ShardedWriter
 from corpusforge.sources.twitter.archive import MemberRef, ReadLimits
@@ -39,7 +39,6 @@ from corpusforge.transforms import twitter as tt
 
 log = logging.getLogger(__name__)
 
-SPILL_ROWS = 250_000
 GROUP_BYTES = 128 * 2**20
 """Archive bytes per record group: a group (about 150k lines of bz2 JSON) is read back whole."""
 
@@ -53,7 +52,7 @@ def extract_archive(
     *,
     tweet_key: Callable[[Mapping[str, Any]], Any],
     dead_key: Callable[[Mapping[str, Any]], Any],
-    spill_rows: int = SPILL_ROWS,
+    spill_rows: int = EXTRACT_SPILL_ROWS,
     release_root: str | None = None,
 ) -> None:
     """Extract ``uri`` into ``folder`` (tweets, deletes, ``_files.json``, ``_counts.json``)

@@ -47,6 +47,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from corpusforge.release.spill import PAIR_SPILL_ROWS
 from corpusforge.sources.twitter import idsets
 from corpusforge.sources.twitter.benchmarks import (
     BenchmarkConfig,
@@ -86,7 +87,6 @@ T = TypeVar("T")
 
 PAIR_FIELDS = ("anchor", "positive", "anchor_id", "positive_id", "root_id", "dataset", "lang")
 PairValues = tuple[str, str, int, int, int, str, str]  # a pair.v1 row, in PAIR_FIELDS order
-SPILL_ROWS = 1_000_000
 
 
 def _pair_dict(values: PairValues) -> dict[str, Any]:
@@ -106,7 +106,7 @@ class PairRows:
     group by group, after :meth:`finish`.
     """
 
-    def __init__(self, groups: int, spill: str, buffer_rows: int = SPILL_ROWS) -> None:
+    def __init__(self, groups: int, spill: str, buffer_rows: int) -> None:
         self._n = groups
         self._spill = spill
         self._buffer_rows = buffer_rows
@@ -481,7 +481,7 @@ def pair_tweets(
     *,
     partitions: int = 1,
     workdir: str | None = None,
-    spill_rows: int = SPILL_ROWS,
+    spill_rows: int = PAIR_SPILL_ROWS,
 ) -> PairStage:
     """Run the whole pair stage over extracts of ``schemas/tweet.v1`` and ``delete.v1``.
 

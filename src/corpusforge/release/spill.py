@@ -22,7 +22,14 @@ from typing import Generic, TypeVar
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
-SPILL_ROWS = 250_000
+EXTRACT_SPILL_ROWS = 250_000
+"""Records the local extract holds in memory (tweet records, delete notices, dead letters)
+before it spills them under the extract folder."""
+PAIR_SPILL_ROWS = 1_000_000
+"""Rows the local pair stage holds in memory (chosen pairs, then rows on their way to their
+shards) before it writes them to run files under ``_staging/``. Larger than
+``EXTRACT_SPILL_ROWS`` because a pair row (two cleaned texts and three ids) is a fraction of
+a tweet record. Both are memory budgets only: what is written does not depend on them."""
 
 
 class SpilledGroups(Generic[K, V]):
@@ -34,7 +41,7 @@ class SpilledGroups(Generic[K, V]):
         buffer_rows: values held in memory before every group's buffer is appended to disk.
     """
 
-    def __init__(self, groups: int, folder: str, buffer_rows: int = SPILL_ROWS) -> None:
+    def __init__(self, groups: int, folder: str, buffer_rows: int) -> None:
         if groups < 1 or buffer_rows < 1:
             raise ValueError(f"groups and buffer_rows must be >= 1, got {groups}, {buffer_rows}")
         self._n = groups

@@ -64,6 +64,7 @@ from corpusforge.release.io import (
 from corpusforge.release.local_extract import extract_archive
 from corpusforge.release.local_pairs import PairSettings, pair_tweets
 from corpusforge.release.publish import open_store, sidecars
+from corpusforge.release.spill import EXTRACT_SPILL_ROWS, PAIR_SPILL_ROWS
 from corpusforge.schemas import (
     BENCHMARK,
     DEAD_LETTER,
@@ -90,12 +91,6 @@ from corpusforge.transforms.twitter import ExtractedTweets, TwitterPairs
 
 log = logging.getLogger(__name__)
 
-SPILL_ROWS = 1_000_000
-EXTRACT_SPILL_ROWS = 250_000
-"""Rows the local pair stage holds in memory (chosen pairs, then rows on their way to their
-shards) before it writes them to run files under ``_staging/``; the local extract holds
-``EXTRACT_SPILL_ROWS`` records (larger than pair rows) before it spills under the extract
-folder."""
 
 EXTRACT_VERSION = 2
 """Bump when extraction output changes for the same input: old extracts are then rebuilt."""
@@ -360,10 +355,10 @@ def _run_pairs_locally(
         settings,
         partitions=partitions,
         workdir=staging,
-        spill_rows=SPILL_ROWS,
+        spill_rows=PAIR_SPILL_ROWS,
     ) as stage:
         writer = ShardedWriter(
-            PAIR, _pair_key, config.rows_per_shard, spill=stage.spill, buffer_rows=SPILL_ROWS
+            PAIR, _pair_key, config.rows_per_shard, spill=stage.spill, buffer_rows=PAIR_SPILL_ROWS
         )
         for dest in ("all", *DATASETS):
             ensure_dir(join(staging, "pairs", dest))

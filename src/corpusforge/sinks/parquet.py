@@ -100,9 +100,6 @@ def shard_of(key: Any, num_shards: int) -> int:
     return seeded_hash(0, "shard", key) % num_shards
 
 
-SPILL_ROWS = 500_000
-
-
 class ShardedWriter:
     """Rows of many destinations -> the files :class:`WriteParquetShards` writes, from one
     process, holding a bounded number of rows.
@@ -120,7 +117,8 @@ class ShardedWriter:
         sort_key: a unique, stable key of a row; orders rows inside a shard and places them.
         rows_per_shard: target rows per shard; a destination gets ``ceil(n / rows_per_shard)``.
         spill: a folder for run files, or ``None`` to keep every row in memory.
-        buffer_rows: rows held in memory before they are spilled.
+        buffer_rows: rows held in memory before they are spilled; required with ``spill``
+            (the callers' budgets are in :mod:`corpusforge.release.spill`).
         prefix: file name prefix.
     """
 
@@ -131,11 +129,11 @@ class ShardedWriter:
         rows_per_shard: int = 250_000,
         *,
         spill: str | None = None,
-        buffer_rows: int = SPILL_ROWS,
+        buffer_rows: int | None = None,
         prefix: str = "part",
     ) -> None:
-        if buffer_rows < 1:
-            raise ValueError(f"buffer_rows must be >= 1, got {buffer_rows}")
+        if spill is not None and (buffer_rows is None or buffer_rows < 1):
+            raise ValueError(f"buffer_rows must be >= 1 with a spill folder, got {buffer_rows}")
         self._schema = arrow_schema(schema_ref)
         self._names = tuple(self._schema.names)
         getter = operator.itemgetter(*self._names)
@@ -145,7 +143,7 @@ class ShardedWriter:
         self._sort_key = sort_key
         self._rows_per_shard = rows_per_shard
         self._spill = spill
-        self._buffer_rows = buffer_rows
+        self._buffer_rows = buffer_rows or 0  # read only with a spill folder
         self._prefix = prefix
         self._buffers: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
         self._held = 0
@@ -232,24 +230,6 @@ class ShardedWriter:
                         break
             os.remove(path)
             yield self._rows(values)
-
-
-def write_shards(
-    dest: str,
-    rows: Iterable[Row],
-    schema_ref: SchemaRef,
-    sort_key: Callable[[Row], Any],
-    rows_per_shard: int = 250_000,
-    prefix: str = "part",
-) -> list[dict[str, Any]]:
-    """The files :class:`WriteParquetShards` writes for ``dest``, from one process, in memory.
-
-    Same shards, same order, same bytes; nothing is written when ``rows`` is empty.
-    """
-    writer = ShardedWriter(schema_ref, sort_key, rows_per_shard, prefix=prefix)
-    for row in rows:
-        writer.add(dest, row)
-    return writer.close()
 
 
 def _assign_shard(

@@ -86,8 +86,6 @@ from ftfy.badness import is_bad
 
 URL_TOKEN: Final = "HTTPURL"
 MENTION_TOKEN: Final = "@MENTION"
-MIN_CHARS: Final = 20
-"""Twitter4SSE's minimum length of a cleaned text, in characters."""
 
 _MODES: Final = ("remove", "token", "keep")
 _MAX_PASSES: Final = 8
@@ -280,23 +278,6 @@ def one_line(text: str) -> str:
     whitespace is left as distributed.
     """
     return _LINE_BREAK_RE.sub(" ", text).strip()
-
-
-def too_short(text: str, min_chars: int = MIN_CHARS) -> bool:
-    """Whether a cleaned text is shorter than the minimum length.
-
-    Twitter4SSE drops texts under 20 characters after cleaning; a text of exactly
-    ``min_chars`` is kept (the released Twitter4SSE script keeps only ``len > 20``, one
-    character stricter than the paper's wording).
-
-    Args:
-        text: a cleaned text.
-        min_chars: the minimum number of characters (code points) a text must have.
-
-    Returns:
-        ``True`` when ``len(text) < min_chars``.
-    """
-    return len(text) < min_chars
 
 
 def _clean_once(text: str, profile: CleanProfile) -> str:
