@@ -5,7 +5,7 @@
 Builds a tar holding one good member and one bz2 member of about 5 KB that expands to
 ``--gib`` GiB (concatenated streams of 40 MiB of ``0``), then runs ``corpusforge twitter
 build`` on it in a fresh process, once per decoder setting and once with the ratio cap off,
-and prints each run's exit code, peak RSS (from ``wait4``), wall time and the member's
+and prints each run's exit code, peak RSS (the build's own VmHWM), wall time and the member's
 dead-letter reason. The target is a peak RSS under 1 GiB whatever the member expands to.
 """
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import bz2
 import io
-import os
 import subprocess
 import sys
 import tarfile
@@ -59,20 +58,33 @@ def bomb_archive(folder: Path, expanded: int) -> Path:
     return path
 
 
+# The build's own peak RSS, read from /proc/self/status (VmHWM) as it exits: the ru_maxrss
+# that wait4 reports also counts what the parent held when it started the child, so a
+# measurement taken from a large test process would be inflated by that process.
+_MEASURED_BUILD = """
+import atexit, sys
+from corpusforge.bench import peak_rss_mb
+path = sys.argv.pop(1)
+atexit.register(lambda: open(path, "w").write(str(peak_rss_mb())))
+from corpusforge.cli import main
+main()
+"""
+
+
 def build_peak_rss(archive: Path, out: Path, flags: tuple[str, ...]) -> tuple[int, int, float]:
     """Run ``corpusforge twitter build`` in a fresh process: exit code, peak RSS bytes, seconds."""
+    rss_file = out.parent / f".{out.name}.peak-rss-mb"
     cmd = [
-        sys.executable, "-c", "from corpusforge.cli import main; main()",
+        sys.executable, "-c", _MEASURED_BUILD, str(rss_file),
         "twitter", "build", str(archive), "--out", str(out), "--benchmark-queries", "0",
         "--quiet", *flags,
     ]  # fmt: skip
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     seconds = time.perf_counter() - start
-    assert proc.stderr is not None
-    proc.stderr.close()
-    return os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024, seconds
+    rss = int(float(rss_file.read_text()) * (1 << 20))
+    rss_file.unlink()
+    return proc.returncode, rss, seconds
 
 
 def main() -> None:
