@@ -120,6 +120,33 @@ def client_settings(beam_args: Sequence[str] = ()) -> dict[str, Any]:
     return settings
 
 
+ENV_OF_FLAG = {
+    "s3_endpoint_url": "AWS_ENDPOINT_URL",
+    "s3_access_key_id": "AWS_ACCESS_KEY_ID",
+    "s3_secret_access_key": "AWS_SECRET_ACCESS_KEY",
+    "s3_session_token": "AWS_SESSION_TOKEN",
+    "s3_region_name": "AWS_DEFAULT_REGION",
+}
+
+
+def use_storage_flags(beam_args: Sequence[str]) -> None:
+    """Make a build's storage flags those of every client in this process: Beam's
+    ``FileSystems`` get the pipeline options (without them an ``s3://`` path fails with
+    "Must provide one of client or options"), and the ``--s3_*`` values become the standard
+    AWS environment variables of this process, which the input readers' boto3 clients
+    (smart_open) read. Nothing is logged or written."""
+    from apache_beam.io.filesystems import FileSystems
+    from apache_beam.options.pipeline_options import PipelineOptions, S3Options
+
+    options = PipelineOptions(list(beam_args))
+    FileSystems.set_options(options)
+    s3 = options.view_as(S3Options)
+    for flag, env in ENV_OF_FLAG.items():
+        value = getattr(s3, flag, None)
+        if value:
+            os.environ[env] = str(value)
+
+
 def s3_client(settings: dict[str, Any] | None = None) -> Any:
     """A boto3 S3 client; ``settings`` override the standard environment."""
     try:
