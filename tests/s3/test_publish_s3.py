@@ -74,6 +74,12 @@ def test_a_bucket_release_holds_the_same_files_as_a_local_one(
     checked = cli("validate", uri)
     assert checked.returncode == 0, checked.stdout[-2000:]
     assert cli("stats", uri, "--json").returncode == 0
+    copy = cli("versions", uri, "--local")  # a folder for train --data and eval --benchmarks
+    assert copy.returncode == 0, copy.stderr
+    assert files(Path(copy.stdout.strip())) == files(local)
+    ranked = cli("eval", "ranking", "--benchmarks", f"{copy.stdout.strip()}/benchmarks",
+                 "--model", "lexical")  # fmt: skip
+    assert ranked.returncode == 0, ranked.stdout[-2000:]
     # polars reads the current version straight from the bucket
     pairs = pl.read_parquet(
         f"{uri}/{current['prefix']}pairs/all/*.parquet", storage_options=s3.storage_options
@@ -182,3 +188,15 @@ def test_credentials_given_as_flags_appear_in_no_release_and_no_log(
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
     assert SECRET not in s3.log.read_text(errors="replace")
+
+
+def test_a_distributed_runner_cannot_publish_through_a_local_draft(tmp_path: Path) -> None:
+    done = cli(
+        "twitter", "build", str(tmp_path / "x.zip"), "--out", "s3://bucket/rel",
+        "--runner", "DataflowRunner", "--quiet",
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: --out s3://bucket/rel: a release on s3:// is built in a local draft on this "
+        "machine, which DataflowRunner's workers cannot write; build into gs:// or a local folder"
+    ]

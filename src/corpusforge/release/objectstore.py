@@ -267,6 +267,12 @@ class ObjectStore:
     def __init__(self, out: str, beam_args: Sequence[str] = (), client: Any = None) -> None:
         self.target = out.rstrip("/")
         self.where = Location.parse(self.target)
+        runner = _distributed_runner(beam_args)
+        if runner:
+            raise ReleaseError(
+                f"--out {out}: a release on s3:// is built in a local draft on this machine, "
+                f"which {runner}'s workers cannot write; build into gs:// or a local folder"
+            )
         self._settings = client_settings(beam_args)
         self._client = client
         self._local = LocalFolder(os.path.join(drafts_root(), _local_name(self.target), "last"))
@@ -346,6 +352,29 @@ class ObjectStore:
 
     def abandon(self) -> None:
         self._local.abandon()
+
+
+LOCAL_RUNNERS = {
+    "FnApiRunner",
+    "DirectRunner",
+    "BundleBasedDirectRunner",
+    "SwitchingDirectRunner",
+    "PrismRunner",
+    "prism",
+}
+"""Runners whose workers run on this machine and so can write the local draft."""
+
+
+def _distributed_runner(beam_args: Sequence[str]) -> str | None:
+    """The runner named in ``beam_args`` when its workers may run elsewhere, else None."""
+    runner = None
+    for i, arg in enumerate(beam_args):
+        if arg.startswith("--runner="):
+            runner = arg.split("=", 1)[1]
+        elif arg == "--runner" and i + 1 < len(beam_args):
+            runner = beam_args[i + 1]
+    name = (runner or "FnApiRunner").rsplit(".", 1)[-1]
+    return None if name in LOCAL_RUNNERS else name
 
 
 def _files_under(folder: str) -> Iterator[str]:
