@@ -182,6 +182,7 @@ def test_credentials_given_as_flags_appear_in_no_release_and_no_log(
     done = cli(*args[:2], *flags[:2], *args[2:], *flags[2:], env=env)  # before and after
     assert done.returncode == 0, done.stderr[-2000:]
     assert SECRET not in done.stdout + done.stderr
+    assert "secret/rel/_current.json" in done.stdout  # the summary names the pointer
     stored = [p for p in (s3.root / "secret").rglob("*") if p.is_file()]
     assert any(p.name == "manifest.json" for p in stored)
     for path in [*stored, *(tmp_path / "drafts").rglob("*")]:
