@@ -191,13 +191,54 @@ def test_credentials_given_as_flags_appear_in_no_release_and_no_log(
     assert SECRET not in s3.log.read_text(errors="replace")
 
 
-def test_a_distributed_runner_cannot_publish_through_a_local_draft(tmp_path: Path) -> None:
-    done = cli(
-        "twitter", "build", str(tmp_path / "x.zip"), "--out", "s3://bucket/rel",
-        "--runner", "DataflowRunner", "--quiet",
-    )  # fmt: skip
-    assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [
-        "error: --out s3://bucket/rel: a release on s3:// is built in a local draft on this "
-        "machine, which DataflowRunner's workers cannot write; build into gs:// or a local folder"
-    ]
+@pytest.mark.parametrize(
+    ("flags", "in_bucket"),
+    [
+        ([], False),
+        (["--runner=prism"], False),
+        (["--runner", "DataflowRunner"], True),
+        (["--runner=PortableRunner", "--job_endpoint=localhost:8099"], True),
+    ],
+)
+def test_a_runner_whose_workers_run_elsewhere_writes_its_draft_in_the_bucket(
+    flags: list[str], in_bucket: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CORPUSFORGE_S3_DRAFT", raising=False)
+    store = objectstore.ObjectStore("s3://bucket/rel", flags, client=object())
+    assert store.in_bucket is in_bucket
+
+
+def test_a_draft_in_the_bucket_as_a_distributed_runner_needs(
+    s3: S3Server, archive: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``CORPUSFORGE_S3_DRAFT=bucket`` (what a runner whose workers run elsewhere gets)
+    the pipelines write the new version's prefix directly; the pointer commits it the same
+    way. Such a release has no card and no reference scores (both are computed on local
+    files), and a rebuild copies the extracts on the server instead of decoding again."""
+    monkeypatch.setenv("CORPUSFORGE_S3_DRAFT", "bucket")
+    uri = s3.bucket("indraft") + "/rel"
+    local = tmp_path / "rel"
+    assert cli(*twitter(archive, str(local))).returncode == 0
+    done = cli(*twitter(archive, uri))
+    assert done.returncode == 0, done.stderr[-2000:]
+    published = files(Path(objectstore.local_copy(uri)))
+    expected = {
+        k: v for k, v in files(local).items() if k != "README.md" and not k.startswith("card/")
+    }
+    manifest = json.loads(published.pop("manifest.json"))
+    local_manifest = json.loads(expected.pop("manifest.json"))
+    assert published == expected
+    assert manifest["reference_scores"] == {
+        "model": "tfidf",
+        "skipped": "computed only for local releases",
+    }
+    assert {**manifest, "reference_scores": None} == {**local_manifest, "reference_scores": None}
+    assert cli("validate", uri).returncode == 0
+
+    args = twitter(archive, uri, seed=5)
+    args.remove("--quiet")
+    again = cli(*args)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "extracting 0 archives, reusing 1" in again.stderr
+    assert cli("validate", uri).returncode == 0
+    assert seed_of(s3, uri) == 5

@@ -268,17 +268,17 @@ class ObjectStore:
         self.target = out.rstrip("/")
         self.where = Location.parse(self.target)
         runner = _distributed_runner(beam_args)
-        if runner:
-            raise ReleaseError(
-                f"--out {out}: a release on s3:// is built in a local draft on this machine, "
-                f"which {runner}'s workers cannot write; build into gs:// or a local folder"
-            )
+        self.in_bucket = bool(runner) or os.environ.get("CORPUSFORGE_S3_DRAFT") == "bucket"
+        """Whether the draft is the new version's prefix in the bucket (a runner whose
+        workers run elsewhere, or ``CORPUSFORGE_S3_DRAFT=bucket``) rather than a local
+        folder."""
         self._settings = client_settings(beam_args)
         self._client = client
         self._local = LocalFolder(os.path.join(drafts_root(), _local_name(self.target), "last"))
         self.draft = self._local.draft
         self.published = self._local.target
-        """A local copy of the version this machine published last (after :meth:`commit`)."""
+        """Where the version this build published can be read (after :meth:`commit`): a
+        local copy, or the version's prefix in the bucket."""
         self._base: tuple[dict[str, Any], str] | None = None
         self.version = ""
 
@@ -305,28 +305,43 @@ class ObjectStore:
         except Exception as exc:
             raise ReleaseError(f"--out {self.target}: cannot read the release: {exc}") from None
         self.version = new_version_id()
-        return self._local.begin(rebuilt)
+        if not self.in_bucket:
+            return self._local.begin(rebuilt)
+        self.draft = self.published = self.where.uri(VERSIONS, self.version)
+        if self._base is not None:  # what the build does not rebuild (extracts) carries over
+            self._carry(self.where.key(self._base[0]["prefix"]), rebuilt)
+        return self.draft
+
+    def _carry(self, current: str, rebuilt: Collection[str]) -> None:
+        """Copy the current version's objects outside ``rebuilt`` into the new version, on
+        the server side."""
+        bucket, to = self.bucket, self.where.key(VERSIONS, self.version)
+        for key in bucket.keys(current.rstrip("/") + "/"):
+            rel = key[len(current.rstrip("/")) + 1 :]
+            if rel.split("/", 1)[0] not in rebuilt:
+                bucket.client.copy_object(
+                    Bucket=self.where.bucket,
+                    Key=f"{to}/{rel}",
+                    CopySource={"Bucket": self.where.bucket, "Key": key},
+                )
 
     def commit(self) -> None:
-        manifest = os.path.join(self.draft, "manifest.json")
-        if not os.path.isfile(manifest):
-            raise ReleaseError(f"--out {self.target}: the draft has no manifest.json")
         prefix = self.where.key(VERSIONS, self.version)
-        files = sorted(_files_under(self.draft))
-        log.info("publishing %d files to %s", len(files), self.where.uri(VERSIONS, self.version))
-        for rel in files:
-            if rel != "manifest.json":
-                self.bucket.upload(os.path.join(self.draft, rel), f"{prefix}/{rel}")
-        self.bucket.upload(manifest, f"{prefix}/manifest.json")
-        with open(manifest, "rb") as f:
-            digest = hashlib.sha256(f.read()).hexdigest()
+        if self.in_bucket:
+            got = self.bucket.get(f"{prefix}/manifest.json")
+            if got is None:
+                raise ReleaseError(f"--out {self.target}: the new version has no manifest.json")
+            digest = hashlib.sha256(got[0]).hexdigest()
+            count = sum(1 for _ in self.bucket.keys(prefix + "/"))
+        else:
+            digest, count = self._upload(prefix)
         pointer = {
             "format": POINTER_FORMAT,
             "version": self.version,
             "prefix": f"{VERSIONS}/{self.version}/",
             "manifest": f"{VERSIONS}/{self.version}/manifest.json",
             "manifest_sha256": digest,
-            "files": len(files),
+            "files": count,
             "previous": self._base[0]["version"] if self._base else None,
             "history": [self.version, *(self._base[0].get("history", []) if self._base else [])][
                 :HISTORY
@@ -348,9 +363,29 @@ class ObjectStore:
                 f"one ran; this build's version {self.version} was not published"
             ) from None
         log.info("committed %s: version %s", self.target, self.version)
-        self._local.commit()  # the local copy of what was published feeds the next build
+        if not self.in_bucket:
+            self._local.commit()  # the local copy of what was published feeds the next build
+
+    def _upload(self, prefix: str) -> tuple[str, int]:
+        """The local draft -> ``prefix``, its manifest last; the manifest's sha256 and the
+        number of files."""
+        manifest = os.path.join(self.draft, "manifest.json")
+        if not os.path.isfile(manifest):
+            raise ReleaseError(f"--out {self.target}: the draft has no manifest.json")
+        files = sorted(_files_under(self.draft))
+        log.info("publishing %d files to %s", len(files), self.where.uri(VERSIONS, self.version))
+        for rel in files:
+            if rel != "manifest.json":
+                self.bucket.upload(os.path.join(self.draft, rel), f"{prefix}/{rel}")
+        self.bucket.upload(manifest, f"{prefix}/manifest.json")
+        with open(manifest, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest(), len(files)
 
     def abandon(self) -> None:
+        if self.in_bucket:
+            if self.version:
+                self.bucket.delete_prefix(self.where.key(VERSIONS, self.version))
+            return
         self._local.abandon()
 
 
