@@ -28,8 +28,12 @@ The build itself writes into a local draft folder (under ``$CORPUSFORGE_DRAFTS``
 the temporary folder, one per release URI), with the same lock, draft and carry-over as a
 local release, so a build published to a bucket writes the same bytes as one published to
 a folder, and a killed build's finished extracts are reused by the next one on the same
-machine. Readers (``validate``, ``stats``, ``card``) follow the pointer and read the current
-version through a local copy that is downloaded once (a version never changes).
+machine. A runner whose workers run elsewhere (Dataflow, Flink, ``PortableRunner``), or
+``CORPUSFORGE_S3_DRAFT=bucket``, cannot share that folder: its draft is the new version's
+prefix in the bucket, the extracts it reuses are copied there on the server, and the
+commit is the same pointer. Readers (``validate``, ``stats``, ``card``) follow the pointer
+and read the current version through a local copy that is downloaded once (a version never
+changes).
 
 Endpoint and credentials are boto3's, from the standard environment (``AWS_ENDPOINT_URL``,
 ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_DEFAULT_REGION``, profiles), or for a
