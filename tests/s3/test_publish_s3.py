@@ -74,6 +74,12 @@ def test_a_bucket_release_holds_the_same_files_as_a_local_one(
     checked = cli("validate", uri)
     assert checked.returncode == 0, checked.stdout[-2000:]
     assert cli("stats", uri, "--json").returncode == 0
+    copy = cli("versions", uri, "--local")  # a folder for train --data and eval --benchmarks
+    assert copy.returncode == 0, copy.stderr
+    assert files(Path(copy.stdout.strip())) == files(local)
+    ranked = cli("eval", "ranking", "--benchmarks", f"{copy.stdout.strip()}/benchmarks",
+                 "--model", "lexical")  # fmt: skip
+    assert ranked.returncode == 0, ranked.stdout[-2000:]
     # polars reads the current version straight from the bucket
     pairs = pl.read_parquet(
         f"{uri}/{current['prefix']}pairs/all/*.parquet", storage_options=s3.storage_options
@@ -176,9 +182,63 @@ def test_credentials_given_as_flags_appear_in_no_release_and_no_log(
     done = cli(*args[:2], *flags[:2], *args[2:], *flags[2:], env=env)  # before and after
     assert done.returncode == 0, done.stderr[-2000:]
     assert SECRET not in done.stdout + done.stderr
+    assert "secret/rel/_current.json" in done.stdout  # the summary names the pointer
     stored = [p for p in (s3.root / "secret").rglob("*") if p.is_file()]
     assert any(p.name == "manifest.json" for p in stored)
     for path in [*stored, *(tmp_path / "drafts").rglob("*")]:
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
     assert SECRET not in s3.log.read_text(errors="replace")
+
+
+@pytest.mark.parametrize(
+    ("flags", "in_bucket"),
+    [
+        ([], False),
+        (["--runner=prism"], False),
+        (["--runner", "DataflowRunner"], True),
+        (["--runner=PortableRunner", "--job_endpoint=localhost:8099"], True),
+    ],
+)
+def test_a_runner_whose_workers_run_elsewhere_writes_its_draft_in_the_bucket(
+    flags: list[str], in_bucket: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CORPUSFORGE_S3_DRAFT", raising=False)
+    store = objectstore.ObjectStore("s3://bucket/rel", flags, client=object())
+    assert store.in_bucket is in_bucket
+
+
+def test_a_draft_in_the_bucket_as_a_distributed_runner_needs(
+    s3: S3Server, archive: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``CORPUSFORGE_S3_DRAFT=bucket`` (what a runner whose workers run elsewhere gets)
+    the pipelines write the new version's prefix directly; the pointer commits it the same
+    way. Such a release has no card and no reference scores (both are computed on local
+    files), and a rebuild copies the extracts on the server instead of decoding again."""
+    monkeypatch.setenv("CORPUSFORGE_S3_DRAFT", "bucket")
+    uri = s3.bucket("indraft") + "/rel"
+    local = tmp_path / "rel"
+    assert cli(*twitter(archive, str(local))).returncode == 0
+    done = cli(*twitter(archive, uri))
+    assert done.returncode == 0, done.stderr[-2000:]
+    published = files(Path(objectstore.local_copy(uri)))
+    expected = {
+        k: v for k, v in files(local).items() if k != "README.md" and not k.startswith("card/")
+    }
+    manifest = json.loads(published.pop("manifest.json"))
+    local_manifest = json.loads(expected.pop("manifest.json"))
+    assert published == expected
+    assert manifest["reference_scores"] == {
+        "model": "tfidf",
+        "skipped": "computed only for local releases",
+    }
+    assert {**manifest, "reference_scores": None} == {**local_manifest, "reference_scores": None}
+    assert cli("validate", uri).returncode == 0
+
+    args = twitter(archive, uri, seed=5)
+    args.remove("--quiet")
+    again = cli(*args)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "extracting 0 archives, reusing 1" in again.stderr
+    assert cli("validate", uri).returncode == 0
+    assert seed_of(s3, uri) == 5

@@ -18,6 +18,7 @@ from corpusforge.commands.common import (
     configure_logging,
     inputs_and_beam_args,
     run_and_report,
+    where_manifest,
 )
 
 app = typer.Typer(
@@ -124,7 +125,7 @@ def print_summary(manifest: dict[str, Any], out: str) -> None:
     """A short human summary of a bitext or ParaNMT release."""
     console = Console()
     counts = manifest["counts"]
-    console.print(f"[bold]release[/bold] {out}  (manifest: {out.rstrip('/')}/manifest.json)")
+    console.print(f"[bold]release[/bold] {out}  ({where_manifest(out)})")
     skipped = sum(counts["skipped"].values())
     dead_lines = counts.get("dead_letter_lines", counts["dead_letter"])
     console.print(

@@ -61,6 +61,13 @@ def inputs_and_beam_args(
     return words, args
 
 
+def where_manifest(out: str) -> str:
+    """Where a reader finds the manifest of the release ``out``, for a build's summary."""
+    if out.startswith("s3://"):
+        return f"{out.rstrip('/')}/_current.json names the version and its manifest"
+    return f"manifest: {out.rstrip('/')}/manifest.json"
+
+
 class _DropStartingWith(logging.Filter):
     def __init__(self, prefix: str) -> None:
         super().__init__()

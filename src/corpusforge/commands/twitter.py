@@ -17,6 +17,7 @@ from corpusforge.commands.common import (
     configure_logging,
     inputs_and_beam_args,
     run_and_report,
+    where_manifest,
 )
 
 if TYPE_CHECKING:
@@ -164,7 +165,7 @@ def print_summary(manifest: dict[str, Any], out: str) -> None:
     """A short human summary of a release."""
     console = Console()
     counts = manifest["counts"]
-    console.print(f"[bold]release[/bold] {out}  (manifest: {out.rstrip('/')}/manifest.json)")
+    console.print(f"[bold]release[/bold] {out}  ({where_manifest(out)})")
     console.print(
         f"read {counts['lines_read']:,} lines from {counts['members_read']:,} members of "
         f"{len(manifest['inputs'])} archive(s): {counts['tweets']:,} tweets, "

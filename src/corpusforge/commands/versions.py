@@ -2,6 +2,7 @@
 
     corpusforge versions s3://bucket/releases/en             # every version, the current marked
     corpusforge versions s3://bucket/releases/en --keep 3    # delete all but the 3 newest
+    corpusforge train --data "$(corpusforge versions s3://bucket/releases/en --local)/pairs/all" …
 
 A release on ``s3://`` keeps every version it published under ``versions/<id>/``
 (:mod:`corpusforge.release.objectstore`); ``--keep N`` deletes the versions older than the
@@ -24,6 +25,14 @@ def versions(
         typer.Option(help="delete all but the N newest committed versions (the current counts)"),
     ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="print one JSON document")] = False,
+    local: Annotated[
+        bool,
+        typer.Option(
+            "--local",
+            help="print only the local folder holding the current version (downloaded once), "
+            "for commands that read a folder (train --data, eval --benchmarks)",
+        ),
+    ] = False,
 ) -> None:
     """List a bucket release's versions (``*`` marks the current one); ``--keep N`` prunes."""
     from corpusforge.release import objectstore
@@ -33,9 +42,12 @@ def versions(
         typer.echo(f"error: {release}: versions are kept for s3:// releases only", err=True)
         raise typer.Exit(code=2)
     try:
+        if local:
+            typer.echo(objectstore.local_copy(release))
+            return
         deleted = objectstore.prune(release, keep) if keep is not None else []
         listed = objectstore.versions(release)
-    except (ValueError, ReleaseError) as exc:
+    except (ValueError, ReleaseError, FileNotFoundError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None
     if json_output:

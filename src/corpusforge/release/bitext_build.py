@@ -589,7 +589,9 @@ def lid_throughput(result: PipelineResult) -> dict[str, float] | None:
     }
 
 
-def finish(result: PipelineResult, out: str, runner: str) -> dict[str, Any] | None:
+def finish(
+    result: PipelineResult, out: str, runner: str, store: ReleaseStore | None = None
+) -> dict[str, Any] | None:
     """Wait for a build's pipeline; the manifest it wrote, or ``None`` if it did not run here.
 
     ``None`` means the runner only described or submitted the job and returned (a Flex
@@ -600,7 +602,7 @@ def finish(result: PipelineResult, out: str, runner: str) -> dict[str, Any] | No
             (the draft is abandoned, nothing published).
         InputError: no input yielded a pair (nothing was published).
     """
-    store = open_store(out)
+    store = store or open_store(out)
     try:
         wait(result, runner)
     except JobFailed:
@@ -666,7 +668,10 @@ def run_entry_point(
         store = open_store(config.out, beam_args)
         with store.locked():
             manifest = finish(
-                start_build(config, beam_args, store), config.out, runner_name(beam_args)
+                start_build(config, beam_args, store),
+                config.out,
+                runner_name(beam_args),
+                store,
             )
     except JobFailed as exc:  # the runner's failure, not the input's
         print(f"error: {exc}", file=sys.stderr)
@@ -776,5 +781,6 @@ def build(config: BitextConfig, beam_args: list[str] | None = None) -> dict[str,
     """
     store = open_store(config.out, beam_args or [])
     with store.locked():
-        manifest = finish(start(config, beam_args, store), config.out, runner_name(beam_args or []))
+        result = start(config, beam_args, store)
+        manifest = finish(result, config.out, runner_name(beam_args or []), store)
     return require_manifest(manifest, config.out)

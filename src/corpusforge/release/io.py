@@ -179,6 +179,9 @@ def write_json(path: str, doc: Any) -> None:
 
 
 def delete_tree(path: str) -> None:
+    if path.startswith("s3://"):  # no folders on S3: every key under the prefix goes
+        FileSystems.delete([path.rstrip("/") + "/"])
+        return
     if FileSystems.exists(path):
         FileSystems.delete([path])
 

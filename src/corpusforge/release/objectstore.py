@@ -28,8 +28,12 @@ The build itself writes into a local draft folder (under ``$CORPUSFORGE_DRAFTS``
 the temporary folder, one per release URI), with the same lock, draft and carry-over as a
 local release, so a build published to a bucket writes the same bytes as one published to
 a folder, and a killed build's finished extracts are reused by the next one on the same
-machine. Readers (``validate``, ``stats``, ``card``) follow the pointer and read the current
-version through a local copy that is downloaded once (a version never changes).
+machine. A runner whose workers run elsewhere (Dataflow, Flink, ``PortableRunner``), or
+``CORPUSFORGE_S3_DRAFT=bucket``, cannot share that folder: its draft is the new version's
+prefix in the bucket, the extracts it reuses are copied there on the server, and the
+commit is the same pointer. Readers (``validate``, ``stats``, ``card``) follow the pointer
+and read the current version through a local copy that is downloaded once (a version never
+changes).
 
 Endpoint and credentials are boto3's, from the standard environment (``AWS_ENDPOINT_URL``,
 ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_DEFAULT_REGION``, profiles), or for a
@@ -118,6 +122,33 @@ def client_settings(beam_args: Sequence[str] = ()) -> dict[str, Any]:
         if getattr(s3, "s3_disable_ssl", False):
             settings["use_ssl"] = False
     return settings
+
+
+ENV_OF_FLAG = {
+    "s3_endpoint_url": "AWS_ENDPOINT_URL",
+    "s3_access_key_id": "AWS_ACCESS_KEY_ID",
+    "s3_secret_access_key": "AWS_SECRET_ACCESS_KEY",
+    "s3_session_token": "AWS_SESSION_TOKEN",
+    "s3_region_name": "AWS_DEFAULT_REGION",
+}
+
+
+def use_storage_flags(beam_args: Sequence[str]) -> None:
+    """Make a build's storage flags those of every client in this process: Beam's
+    ``FileSystems`` get the pipeline options (without them an ``s3://`` path fails with
+    "Must provide one of client or options"), and the ``--s3_*`` values become the standard
+    AWS environment variables of this process, which the input readers' boto3 clients
+    (smart_open) read. Nothing is logged or written."""
+    from apache_beam.io.filesystems import FileSystems
+    from apache_beam.options.pipeline_options import PipelineOptions, S3Options
+
+    options = PipelineOptions(list(beam_args))
+    FileSystems.set_options(options)
+    s3 = options.view_as(S3Options)
+    for flag, env in ENV_OF_FLAG.items():
+        value = getattr(s3, flag, None)
+        if value:
+            os.environ[env] = str(value)
 
 
 def s3_client(settings: dict[str, Any] | None = None) -> Any:
@@ -240,12 +271,18 @@ class ObjectStore:
     def __init__(self, out: str, beam_args: Sequence[str] = (), client: Any = None) -> None:
         self.target = out.rstrip("/")
         self.where = Location.parse(self.target)
+        runner = _distributed_runner(beam_args)
+        self.in_bucket = bool(runner) or os.environ.get("CORPUSFORGE_S3_DRAFT") == "bucket"
+        """Whether the draft is the new version's prefix in the bucket (a runner whose
+        workers run elsewhere, or ``CORPUSFORGE_S3_DRAFT=bucket``) rather than a local
+        folder."""
         self._settings = client_settings(beam_args)
         self._client = client
         self._local = LocalFolder(os.path.join(drafts_root(), _local_name(self.target), "last"))
         self.draft = self._local.draft
         self.published = self._local.target
-        """A local copy of the version this machine published last (after :meth:`commit`)."""
+        """Where the version this build published can be read (after :meth:`commit`): a
+        local copy, or the version's prefix in the bucket."""
         self._base: tuple[dict[str, Any], str] | None = None
         self.version = ""
 
@@ -272,28 +309,43 @@ class ObjectStore:
         except Exception as exc:
             raise ReleaseError(f"--out {self.target}: cannot read the release: {exc}") from None
         self.version = new_version_id()
-        return self._local.begin(rebuilt)
+        if not self.in_bucket:
+            return self._local.begin(rebuilt)
+        self.draft = self.published = self.where.uri(VERSIONS, self.version)
+        if self._base is not None:  # what the build does not rebuild (extracts) carries over
+            self._carry(self.where.key(self._base[0]["prefix"]), rebuilt)
+        return self.draft
+
+    def _carry(self, current: str, rebuilt: Collection[str]) -> None:
+        """Copy the current version's objects outside ``rebuilt`` into the new version, on
+        the server side."""
+        bucket, to = self.bucket, self.where.key(VERSIONS, self.version)
+        for key in bucket.keys(current.rstrip("/") + "/"):
+            rel = key[len(current.rstrip("/")) + 1 :]
+            if rel.split("/", 1)[0] not in rebuilt:
+                bucket.client.copy_object(
+                    Bucket=self.where.bucket,
+                    Key=f"{to}/{rel}",
+                    CopySource={"Bucket": self.where.bucket, "Key": key},
+                )
 
     def commit(self) -> None:
-        manifest = os.path.join(self.draft, "manifest.json")
-        if not os.path.isfile(manifest):
-            raise ReleaseError(f"--out {self.target}: the draft has no manifest.json")
         prefix = self.where.key(VERSIONS, self.version)
-        files = sorted(_files_under(self.draft))
-        log.info("publishing %d files to %s", len(files), self.where.uri(VERSIONS, self.version))
-        for rel in files:
-            if rel != "manifest.json":
-                self.bucket.upload(os.path.join(self.draft, rel), f"{prefix}/{rel}")
-        self.bucket.upload(manifest, f"{prefix}/manifest.json")
-        with open(manifest, "rb") as f:
-            digest = hashlib.sha256(f.read()).hexdigest()
+        if self.in_bucket:
+            got = self.bucket.get(f"{prefix}/manifest.json")
+            if got is None:
+                raise ReleaseError(f"--out {self.target}: the new version has no manifest.json")
+            digest = hashlib.sha256(got[0]).hexdigest()
+            count = sum(1 for _ in self.bucket.keys(prefix + "/"))
+        else:
+            digest, count = self._upload(prefix)
         pointer = {
             "format": POINTER_FORMAT,
             "version": self.version,
             "prefix": f"{VERSIONS}/{self.version}/",
             "manifest": f"{VERSIONS}/{self.version}/manifest.json",
             "manifest_sha256": digest,
-            "files": len(files),
+            "files": count,
             "previous": self._base[0]["version"] if self._base else None,
             "history": [self.version, *(self._base[0].get("history", []) if self._base else [])][
                 :HISTORY
@@ -315,10 +367,53 @@ class ObjectStore:
                 f"one ran; this build's version {self.version} was not published"
             ) from None
         log.info("committed %s: version %s", self.target, self.version)
-        self._local.commit()  # the local copy of what was published feeds the next build
+        if not self.in_bucket:
+            self._local.commit()  # the local copy of what was published feeds the next build
+
+    def _upload(self, prefix: str) -> tuple[str, int]:
+        """The local draft -> ``prefix``, its manifest last; the manifest's sha256 and the
+        number of files."""
+        manifest = os.path.join(self.draft, "manifest.json")
+        if not os.path.isfile(manifest):
+            raise ReleaseError(f"--out {self.target}: the draft has no manifest.json")
+        files = sorted(_files_under(self.draft))
+        log.info("publishing %d files to %s", len(files), self.where.uri(VERSIONS, self.version))
+        for rel in files:
+            if rel != "manifest.json":
+                self.bucket.upload(os.path.join(self.draft, rel), f"{prefix}/{rel}")
+        self.bucket.upload(manifest, f"{prefix}/manifest.json")
+        with open(manifest, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest(), len(files)
 
     def abandon(self) -> None:
+        if self.in_bucket:
+            if self.version:
+                self.bucket.delete_prefix(self.where.key(VERSIONS, self.version))
+            return
         self._local.abandon()
+
+
+LOCAL_RUNNERS = {
+    "FnApiRunner",
+    "DirectRunner",
+    "BundleBasedDirectRunner",
+    "SwitchingDirectRunner",
+    "PrismRunner",
+    "prism",
+}
+"""Runners whose workers run on this machine and so can write the local draft."""
+
+
+def _distributed_runner(beam_args: Sequence[str]) -> str | None:
+    """The runner named in ``beam_args`` when its workers may run elsewhere, else None."""
+    runner = None
+    for i, arg in enumerate(beam_args):
+        if arg.startswith("--runner="):
+            runner = arg.split("=", 1)[1]
+        elif arg == "--runner" and i + 1 < len(beam_args):
+            runner = beam_args[i + 1]
+    name = (runner or "FnApiRunner").rsplit(".", 1)[-1]
+    return None if name in LOCAL_RUNNERS else name
 
 
 def _files_under(folder: str) -> Iterator[str]:

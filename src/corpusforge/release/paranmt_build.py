@@ -117,5 +117,6 @@ def build(config: ParaphraseConfig, beam_args: list[str] | None = None) -> dict[
     """
     store = open_store(config.out, beam_args or [])
     with store.locked():
-        manifest = finish(start(config, beam_args, store), config.out, runner_name(beam_args or []))
+        result = start(config, beam_args, store)
+        manifest = finish(result, config.out, runner_name(beam_args or []), store)
     return require_manifest(manifest, config.out)

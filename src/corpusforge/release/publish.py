@@ -120,9 +120,10 @@ def open_store(out: str, beam_args: Sequence[str] = ()) -> ReleaseStore:
         ReleaseError: ``out`` is a file, or a folder that holds something other than a
             release.
     """
-    if out.startswith("s3://"):
-        from corpusforge.release.objectstore import ObjectStore
+    from corpusforge.release.objectstore import ObjectStore, use_storage_flags
 
+    use_storage_flags(beam_args)  # inputs and outputs on s3:// read the build's --s3_* flags
+    if out.startswith("s3://"):
         return ObjectStore(out, beam_args)
     if "://" in out:
         return InPlace(out)
