@@ -43,6 +43,7 @@ def test_build_logs_its_progress_without_beam_import_noise(archive: str, tmp_pat
     assert "WARNING:" not in output  # the level:name:message format of Beam's set-up
 
 
+@pytest.mark.slow  # a second whole build in a subprocess
 def test_quiet_build_logs_warnings_only(archive: str, tmp_path: Path) -> None:
     output = _build(archive, tmp_path / "release", "--quiet")
     assert "extracting 1 archives" not in output
