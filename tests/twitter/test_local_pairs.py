@@ -100,9 +100,8 @@ def test_same_release_with_every_tweet_in_two_archives(tmp_path: Path) -> None:
     assert counts["records_in_conversations"] == 2 * counts["tweets_distinct"] > 0
 
 
-@pytest.mark.parametrize(
-    "options", [{}, pytest.param({"pairs_per_dataset": 25}, marks=pytest.mark.slow)]
-)
+@pytest.mark.slow  # spills every few rows; ShardedWriter and PairRows spill in the default run
+@pytest.mark.parametrize("options", [{}, {"pairs_per_dataset": 25}])
 def test_same_release_when_pairs_and_shards_go_through_disk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: dict[str, Any]
 ) -> None:
@@ -275,6 +274,7 @@ class _Tracked(list):  # type: ignore[type-arg]
     """A list that can be watched with a weak reference (at module level, so it pickles)."""
 
 
+@pytest.mark.slow  # a build per partition count
 def test_one_partition_of_conversations_in_memory_at_a_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
