@@ -227,6 +227,7 @@ def test_bad_records_are_dead_letters_with_reason_and_origin(fixture_release: tu
     assert "My sister lives in a big city." in set(pairs["anchor"])  # after the bad <tu>
 
 
+@pytest.mark.slow  # a second build, on two workers
 def test_rerun_gives_byte_identical_parquet_whatever_the_worker_count(
     fixture_release: tuple, tmp_path: Path
 ) -> None:

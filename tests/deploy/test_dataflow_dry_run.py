@@ -32,6 +32,8 @@ from corpusforge.release import bitext_build, paranmt_build
 from corpusforge.release import twitter_build as tb
 from corpusforge.release.io import expand_inputs
 
+pytestmark = pytest.mark.slow  # a year of inputs, translated three times: run by .ci/run
+
 DAYS = 365
 SIDES = {"de": "Guten Morgen, wie geht es dir heute?", "en": "Good morning, how are you today?"}
 LIMIT = 10 * 1024 * 1024  # Dataflow's job request limit

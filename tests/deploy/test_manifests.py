@@ -693,6 +693,7 @@ GCLOUD_COMMANDS = [
 ]
 
 
+@pytest.mark.slow  # gcloud's own --help takes seconds per command
 @pytest.mark.parametrize(
     ("script", "command", "arrays"), GCLOUD_COMMANDS, ids=[c[1] for c in GCLOUD_COMMANDS]
 )

@@ -33,6 +33,7 @@ def test_a_four_gib_bomb_is_cut_in_bounded_memory(tmp_path: Path, threads: str) 
     assert_balanced(m)
 
 
+@pytest.mark.slow  # decompresses a bomb twice
 def test_the_ratio_cap_is_a_flag(tmp_path: Path) -> None:
     lines = [b'{"limit": {"track": 1}}'] * 600_000  # 14 MB from a few KB
     archive = write_tar(tmp_path / "a.tar", [(GOOD_MEMBER, member(lines))])

@@ -76,7 +76,14 @@ FIXTURES: dict[str, Callable[[Path], str]] = {
 }
 
 
-@pytest.mark.parametrize("fixture", sorted(FIXTURES))
+QUICK = {"bz2-truncated"}
+"""The default run's case (bz2: the Archive Team archives'); the others are marked slow."""
+
+
+@pytest.mark.parametrize(
+    "fixture",
+    [pytest.param(f, marks=() if f in QUICK else pytest.mark.slow) for f in sorted(FIXTURES)],
+)
 def test_damaged_members_give_one_release_whatever_the_decoder(
     tmp_path: Path, fixture: str
 ) -> None:

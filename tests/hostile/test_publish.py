@@ -181,6 +181,7 @@ def test_exchange_swaps_two_folders(tmp_path: Path) -> None:
 # 5. A release holds no machine path: moved or copied, it validates and can be rebuilt into
 
 
+@pytest.mark.slow  # two builds
 def test_moved_release_validates_and_rebuilds_from_another_directory(
     archive: Path, tmp_path: Path
 ) -> None:
@@ -213,6 +214,7 @@ def test_moved_release_validates_and_rebuilds_from_another_directory(
 # 7. One build at a time per release; a killed build's lock is taken over
 
 
+@pytest.mark.slow  # a build held mid-way while a second one starts
 def test_a_second_build_of_a_release_stops_at_once_naming_the_holder(
     archive: Path, tmp_path: Path
 ) -> None:
@@ -254,6 +256,7 @@ def test_the_lock_of_a_killed_build_is_taken_over(archive: Path, tmp_path: Path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["release"]
 
 
+@pytest.mark.slow  # two builds
 def test_validate_reads_the_old_release_in_the_gap_of_a_two_rename_commit(
     archive: Path, tmp_path: Path
 ) -> None:

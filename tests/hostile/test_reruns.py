@@ -95,11 +95,12 @@ def _killed_in_pairs(out: Path) -> bool:
 @pytest.mark.parametrize(
     ("folder_part", "killed_as_planned", "engine"),
     [
-        ("/tweets/", _killed_in_extract, "auto"),
-        ("/_staging/", _killed_in_pairs, "local"),
-        ("/_staging/", _killed_in_pairs, "beam"),
+        pytest.param("/tweets/", _killed_in_extract, "auto", id="extract", marks=pytest.mark.slow),
+        pytest.param("/_staging/", _killed_in_pairs, "local", id="pairs-local"),
+        pytest.param(
+            "/_staging/", _killed_in_pairs, "beam", id="pairs-beam", marks=pytest.mark.slow
+        ),
     ],
-    ids=["extract", "pairs-local", "pairs-beam"],
 )
 def test_killed_build_runs_again_to_the_same_result(
     archive: str,

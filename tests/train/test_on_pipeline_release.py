@@ -58,6 +58,7 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     return out, manifest
 
 
+@pytest.mark.slow  # builds a release, then trains on it
 def test_training_on_the_pipeline_release_beats_the_untrained_start(
     release: tuple[Path, dict], tmp_path: Path
 ) -> None:

@@ -163,6 +163,7 @@ def test_line_too_long_is_dead_lettered_and_reading_goes_on(tmp_path: Path) -> N
     assert [(o.reason, o.line) for o in other] == [(ReadReason.LINE_TOO_LONG, 2)]
 
 
+@pytest.mark.slow  # decompresses up to the cap
 def test_decompression_bomb_is_capped(tmp_path: Path) -> None:
     bomb = bz2.compress((b'{"x": 1}\n') * 1_500_000)  # 13.5 MB from a few KB
     uri = _tar(tmp_path / "a.tar", {"2019/06/01/00/00.json.bz2": bomb})

@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import typer
 from typer.testing import CliRunner
 
 from corpusforge.commands.bench import bench
 
 
+@pytest.mark.slow  # every stage on both engines at two scales: about 40 s on a quiet laptop
 def test_bench_reports_every_stage_and_the_scaling(tmp_path: Path) -> None:
     app = typer.Typer()
     app.command()(bench)

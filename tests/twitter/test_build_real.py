@@ -84,6 +84,7 @@ def test_rebuild_reuses_extract_and_gives_identical_files(
     assert json.loads((out / "manifest.json").read_text())["files"] == first["files"]
 
 
+@pytest.mark.slow  # a second build of the real sample
 def test_fasttext_language_id_instead_of_the_lang_field(realdata: Path, tmp_path: Path) -> None:
     from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
     from corpusforge.text.langid import LanguageIdentifier

@@ -35,6 +35,7 @@ def _build(archive: str, out: Path, *flags: str) -> str:
     return proc.stdout + proc.stderr
 
 
+@pytest.mark.slow  # a whole build in a subprocess
 def test_build_logs_its_progress_without_beam_import_noise(archive: str, tmp_path: Path) -> None:
     output = _build(archive, tmp_path / "release")
     assert "extracting 1 archives" in output  # INFO: Beam's own set-up would hide it
@@ -43,6 +44,7 @@ def test_build_logs_its_progress_without_beam_import_noise(archive: str, tmp_pat
     assert "WARNING:" not in output  # the level:name:message format of Beam's set-up
 
 
+@pytest.mark.slow  # a second whole build in a subprocess
 def test_quiet_build_logs_warnings_only(archive: str, tmp_path: Path) -> None:
     output = _build(archive, tmp_path / "release", "--quiet")
     assert "extracting 1 archives" not in output

@@ -72,8 +72,23 @@ def _synthetic(tmp_path: Path, layout: str, api: str) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("spilled", [False, True], ids=["in-memory", "spilled"])
-@pytest.mark.parametrize("name", sorted(ARCHIVES))
+QUICK = {("zip-2020", True), ("damaged", False)}
+"""The cases of the default run; the others are marked slow."""
+
+
+@pytest.mark.parametrize(
+    ("name", "spilled"),
+    [
+        pytest.param(
+            name,
+            spilled,
+            id=f"{name}-{'spilled' if spilled else 'in-memory'}",
+            marks=() if (name, spilled) in QUICK else pytest.mark.slow,
+        )
+        for name in sorted(ARCHIVES)
+        for spilled in (False, True)
+    ],
+)
 def test_same_extract_as_the_beam_pipeline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, spilled: bool
 ) -> None:

@@ -47,14 +47,31 @@ def _engines_agree(config: TwitterConfig, partitions: tuple[int, ...] = (1, 3)) 
 
 @pytest.mark.parametrize(
     ("layout", "api", "options"),
-    [
-        ("zip-2020", "v1", {}),
-        ("tar-2022", "v2", {}),
-        ("tar-2013", "v1", {"pairs_per_dataset": 40, "clean": "ct"}),
-        ("zip-2020", "v1", {"benchmarks": BenchmarkConfig(queries=0), "langs": ("en", "es")}),
-        ("zip-2020", "v1", {"lid": "fasttext", "langs": ("en", "es")}),
+    [  # one case in the default run, the others marked slow
+        pytest.param("zip-2020", "v1", {}, id="zip-2020"),
+        pytest.param("tar-2022", "v2", {}, id="tar-2022", marks=pytest.mark.slow),
+        pytest.param(
+            "tar-2013",
+            "v1",
+            {"pairs_per_dataset": 40, "clean": "ct"},
+            id="tar-2013-sampled-ct",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            "zip-2020",
+            "v1",
+            {"benchmarks": BenchmarkConfig(queries=0), "langs": ("en", "es")},
+            id="no-benchmarks-en-es",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            "zip-2020",
+            "v1",
+            {"lid": "fasttext", "langs": ("en", "es")},
+            id="fasttext-en-es",
+            marks=pytest.mark.slow,
+        ),
     ],
-    ids=["zip-2020", "tar-2022", "tar-2013-sampled-ct", "no-benchmarks-en-es", "fasttext-en-es"],
 )
 def test_same_release_as_the_beam_pipeline(
     tmp_path: Path, layout: str, api: str, options: dict[str, Any]
@@ -68,6 +85,7 @@ def test_same_release_as_the_beam_pipeline(
     assert sum(d["rows"] for d in manifest["datasets"].values()) > 0
 
 
+@pytest.mark.slow
 def test_same_release_with_every_tweet_in_two_archives(tmp_path: Path) -> None:
     """Each tweet merged across archives, and every pair text seen twice."""
     first = tmp_path / "twitter-stream-2021-01-01.zip"
@@ -82,6 +100,7 @@ def test_same_release_with_every_tweet_in_two_archives(tmp_path: Path) -> None:
     assert counts["records_in_conversations"] == 2 * counts["tweets_distinct"] > 0
 
 
+@pytest.mark.slow  # spills every few rows; ShardedWriter and PairRows spill in the default run
 @pytest.mark.parametrize("options", [{}, {"pairs_per_dataset": 25}])
 def test_same_release_when_pairs_and_shards_go_through_disk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: dict[str, Any]
@@ -112,6 +131,7 @@ def test_same_release_when_pairs_and_shards_go_through_disk(
     assert sum(d["rows"] for d in manifest["datasets"].values()) > 0
 
 
+@pytest.mark.slow
 def test_same_benchmarks_when_every_candidate_list_is_trimmed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -183,6 +203,7 @@ def test_pair_rows_deduplicate_and_sample_across_run_files(
     assert list(pairs) == list(pairs)  # readable again until the stage is closed
 
 
+@pytest.mark.slow
 def test_same_release_on_the_real_sample(realdata: Path, tmp_path: Path) -> None:
     archive = realdata / "twitter-archive-2021-01-01" / "twitter-stream-2021-01-01.zip"
     config = TwitterConfig(
@@ -253,6 +274,7 @@ class _Tracked(list):  # type: ignore[type-arg]
     """A list that can be watched with a weak reference (at module level, so it pickles)."""
 
 
+@pytest.mark.slow  # a build per partition count
 def test_one_partition_of_conversations_in_memory_at_a_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -66,6 +66,7 @@ def test_input_order_does_not_matter(
     assert _differences(_fingerprint(again), _fingerprint(reference)) == []
 
 
+@pytest.mark.slow  # a build on two worker processes
 def test_two_worker_processes_give_the_same_rows(
     archives: list[str], reference: dict[str, Any], tmp_path: Path
 ) -> None:
@@ -82,6 +83,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.slow  # a build through the portable job API
 def test_portable_job_api_path_gives_the_same_rows(
     archives: list[str], reference: dict[str, Any], tmp_path: Path
 ) -> None:
