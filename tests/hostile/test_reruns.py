@@ -37,6 +37,7 @@ def _parquet_bytes(release: Path) -> dict[str, bytes]:
     return {str(p.relative_to(release)): p.read_bytes() for p in sorted(release.rglob("*.parquet"))}
 
 
+@pytest.mark.slow  # a second build; the release hashes check the bytes in the default run
 def test_same_build_twice_gives_identical_bytes(
     archive: str, reference: dict, tmp_path: Path
 ) -> None:
