@@ -97,7 +97,9 @@ def _killed_in_pairs(out: Path) -> bool:
     ("folder_part", "killed_as_planned", "engine"),
     [
         pytest.param("/tweets/", _killed_in_extract, "auto", id="extract", marks=pytest.mark.slow),
-        pytest.param("/_staging/", _killed_in_pairs, "local", id="pairs-local"),
+        pytest.param(
+            "/_staging/", _killed_in_pairs, "local", id="pairs-local", marks=pytest.mark.slow
+        ),
         pytest.param(
             "/_staging/", _killed_in_pairs, "beam", id="pairs-beam", marks=pytest.mark.slow
         ),
