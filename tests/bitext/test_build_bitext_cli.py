@@ -96,6 +96,7 @@ def test_a_moses_pair_missing_one_line_is_refused_whole(realdata: Path, tmp_path
     assert_valid(out)
 
 
+@pytest.mark.slow  # two builds
 def test_a_shift_with_equal_counts_is_caught_in_part_by_the_length_ratio(
     realdata: Path, tmp_path: Path
 ) -> None:
@@ -272,6 +273,7 @@ def test_half_a_gzipped_tmx_keeps_every_complete_unit(realdata: Path, tmp_path: 
 # --------------------------------------------------------------------------- item 5
 
 
+@pytest.mark.slow  # a build of many empty and broken inputs
 def test_inputs_that_give_nothing_are_dead_letters_naming_them(
     realdata: Path, tmp_path: Path
 ) -> None:

@@ -76,14 +76,9 @@ FIXTURES: dict[str, Callable[[Path], str]] = {
 }
 
 
-QUICK = {"bz2-truncated"}
-"""The default run's case (bz2: the Archive Team archives'); the others are marked slow."""
-
-
-@pytest.mark.parametrize(
-    "fixture",
-    [pytest.param(f, marks=() if f in QUICK else pytest.mark.slow) for f in sorted(FIXTURES)],
-)
+@pytest.mark.slow  # three builds per fixture; damaged members are read in the default run by
+# tests/hostile/test_archives.py and test_unreadable_members.py
+@pytest.mark.parametrize("fixture", sorted(FIXTURES))
 def test_damaged_members_give_one_release_whatever_the_decoder(
     tmp_path: Path, fixture: str
 ) -> None:

@@ -245,6 +245,7 @@ def test_a_second_build_of_a_release_stops_at_once_naming_the_holder(
     assert_valid(out)
 
 
+@pytest.mark.slow  # a build killed, then a second one
 def test_the_lock_of_a_killed_build_is_taken_over(archive: Path, tmp_path: Path) -> None:
     out = tmp_path / "release"
     lock = tmp_path / ".release.lock"

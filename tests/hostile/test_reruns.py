@@ -37,6 +37,7 @@ def _parquet_bytes(release: Path) -> dict[str, bytes]:
     return {str(p.relative_to(release)): p.read_bytes() for p in sorted(release.rglob("*.parquet"))}
 
 
+@pytest.mark.slow  # a second build; the release hashes check the bytes in the default run
 def test_same_build_twice_gives_identical_bytes(
     archive: str, reference: dict, tmp_path: Path
 ) -> None:
@@ -96,7 +97,9 @@ def _killed_in_pairs(out: Path) -> bool:
     ("folder_part", "killed_as_planned", "engine"),
     [
         pytest.param("/tweets/", _killed_in_extract, "auto", id="extract", marks=pytest.mark.slow),
-        pytest.param("/_staging/", _killed_in_pairs, "local", id="pairs-local"),
+        pytest.param(
+            "/_staging/", _killed_in_pairs, "local", id="pairs-local", marks=pytest.mark.slow
+        ),
         pytest.param(
             "/_staging/", _killed_in_pairs, "beam", id="pairs-beam", marks=pytest.mark.slow
         ),

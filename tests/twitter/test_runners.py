@@ -16,6 +16,10 @@ from corpusforge.release.twitter_build import build
 from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
 from corpusforge.sources.twitter.synth import write_synthetic_archive
 
+# Builds on every runner; the local engine and Beam agree in the default run
+# (tests/twitter/test_local_pairs.py, test_local_extract.py).
+pytestmark = pytest.mark.slow
+
 BENCH = BenchmarkConfig(queries=3)
 
 
@@ -66,7 +70,6 @@ def test_input_order_does_not_matter(
     assert _differences(_fingerprint(again), _fingerprint(reference)) == []
 
 
-@pytest.mark.slow  # a build on two worker processes
 def test_two_worker_processes_give_the_same_rows(
     archives: list[str], reference: dict[str, Any], tmp_path: Path
 ) -> None:
@@ -83,7 +86,6 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.mark.slow  # a build through the portable job API
 def test_portable_job_api_path_gives_the_same_rows(
     archives: list[str], reference: dict[str, Any], tmp_path: Path
 ) -> None:
