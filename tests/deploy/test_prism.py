@@ -40,8 +40,10 @@ def test_go_module_pins_the_beam_version_of_the_python_sdk() -> None:
     tools = (REPO / "tools" / "prism" / "tools.go").read_text()
     assert '"github.com/apache/beam/sdks/v2/go/cmd/prism"' in tools
     script = (REPO / "scripts" / "prism.sh").read_text()
-    assert "go build" in script and "go install" not in script  # go.sum decides, not @latest
-    assert "build/tools/prism" in script
+    builder = (REPO / "scripts" / "go-tool.sh").read_text()  # prism.sh builds through it
+    assert 'go-tool.sh" prism Prism' in script and "go install" not in script
+    assert "go build" in builder and "go install" not in builder  # go.sum decides, not @latest
+    assert "build/tools/$name" in builder and "build/tools/prism" in script
 
 
 @pytest.mark.parametrize(
