@@ -53,6 +53,17 @@ def damage_member_data(path: Path, name: str, *, at: float = 0.5) -> None:
     path.write_bytes(bytes(raw))
 
 
+def quiet_cli(*args: str) -> tuple[int, list[str]]:
+    """``corpusforge ARGS --quiet`` in this process: exit status and the lines it printed."""
+    result = CliRunner().invoke(app, [*args, "--quiet"])
+    lines = [
+        line
+        for line in result.output.splitlines()
+        if line.strip() and not line.startswith("WARNING:root:apitools")
+    ]
+    return result.exit_code, lines
+
+
 def build_cli(out: Path, *archives: str, flags: tuple[str, ...] = ()) -> tuple[int, str]:
     """``corpusforge twitter build`` through the real command line; exit code and output."""
     args = ["twitter", "build", *archives, "--out", str(out), "--benchmark-queries", "0"]

@@ -6,23 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from corpusforge.beamflags import UnknownFlag, split_inputs
-from corpusforge.cli import app
 from corpusforge.release import twitter_build
 
 from .conftest import GOOD, member, write_zip
-
-
-def run(*args: str) -> tuple[int, list[str]]:
-    result = CliRunner().invoke(app, [*args, "--quiet"])
-    lines = [
-        line
-        for line in result.output.splitlines()
-        if line.strip() and not line.startswith("WARNING:root:apitools")
-    ]
-    return result.exit_code, lines
+from .readers import quiet_cli
 
 
 def test_flags_are_taken_out_of_the_inputs_wherever_they_stand() -> None:
@@ -48,7 +37,7 @@ def test_an_unknown_flag_names_the_closest_known_one() -> None:
 def test_a_mistyped_flag_is_one_line_and_exit_2(command: str, tmp_path: Path) -> None:
     source = tmp_path / "in.txt"
     source.write_text("x\n")
-    code, lines = run(
+    code, lines = quiet_cli(
         command, "build", str(source), "--direct_num_worker=2", "--out", str(tmp_path / "r")
     )
     assert code == 2
@@ -83,10 +72,10 @@ def test_a_beam_flag_changes_the_build_from_either_side(
         if where == "before"
         else [archive, *common, str(tmp_path / "r"), *flag]
     )
-    code, lines = run("twitter", "build", *args)
+    code, lines = quiet_cli("twitter", "build", *args)
     assert code == 0, lines
     assert set(engines) == {"beam"}
     engines.clear()
-    code, lines = run("twitter", "build", archive, *common, str(tmp_path / "local"))
+    code, lines = quiet_cli("twitter", "build", archive, *common, str(tmp_path / "local"))
     assert code == 0, lines
     assert set(engines) == {"local"}

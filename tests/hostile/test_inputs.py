@@ -10,12 +10,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from corpusforge.cli import app
 from corpusforge.release.validate import validate_release
 
 from .conftest import GOOD, member, write_zip
+from .readers import quiet_cli
 from .test_publish import cli
 
 NOT_ARCHIVES = {
@@ -23,17 +22,6 @@ NOT_ARCHIVES = {
     "empty": b"",
     "random": bytes((i * 7919 + 13) % 256 for i in range(4096)),
 }
-
-
-def run(*args: str) -> tuple[int, list[str]]:
-    """``corpusforge ARGS --quiet`` in this process: exit status and the lines it printed."""
-    result = CliRunner().invoke(app, [*args, "--quiet"])
-    lines = [
-        line
-        for line in result.output.splitlines()
-        if line.strip() and not line.startswith("WARNING:root:apitools")
-    ]
-    return result.exit_code, lines
 
 
 def good_archive(path: Path) -> str:
@@ -45,7 +33,7 @@ def test_a_file_that_is_no_archive_publishes_nothing(kind: str, tmp_path: Path) 
     path = tmp_path / "twitter-stream-2021-01-01.zip"
     path.write_bytes(NOT_ARCHIVES[kind])
     out = tmp_path / "release"
-    code, lines = run("twitter", "build", str(path), "--out", str(out))
+    code, lines = quiet_cli("twitter", "build", str(path), "--out", str(out))
     assert code == 2
     assert len(lines) == 1 and lines[0].startswith("error: no input could be read")
     assert "published: twitter-stream-2021-01-01.zip: " in lines[0]  # the file, what is wrong
@@ -60,7 +48,7 @@ def test_an_unreadable_file_beside_a_good_one_is_named_and_the_rest_published(
     bad.write_bytes(NOT_ARCHIVES["html"])
     good = good_archive(tmp_path / "good.zip")
     out = tmp_path / "release"
-    code, lines = run("twitter", "build", good, str(bad), "--out", str(out))
+    code, lines = quiet_cli("twitter", "build", good, str(bad), "--out", str(out))
     assert code == 0
     assert any("page.zip: not a zip" in line for line in lines)
     assert validate_release(out).ok
@@ -88,12 +76,12 @@ def test_fifos_devices_and_folders_are_refused_at_once(source: str, tmp_path: Pa
     assert proc.stderr.strip().splitlines()[-1] == f"error: input {fifo}: is a FIFO; only " + (
         "regular files are read"
     )
-    code, lines = run(source, "build", "/dev/null", "--out", out)
+    code, lines = quiet_cli(source, "build", "/dev/null", "--out", out)
     assert (code, lines) == (
         2,
         ["error: input /dev/null: is a device; only regular files are read"],
     )
-    code, lines = run(source, "build", str(folder), "--out", out)
+    code, lines = quiet_cli(source, "build", str(folder), "--out", out)
     assert code == 2 and lines == [
         f"error: input {folder}: is a folder; give the files in it, e.g. '{folder}/*'"
     ]
@@ -105,7 +93,7 @@ def test_bitext_inputs_that_yield_no_record_publish_nothing(source: str, tmp_pat
     page = tmp_path / "page.txt"
     page.write_bytes(NOT_ARCHIVES["html"])
     out = tmp_path / "release"
-    code, lines = run(source, "build", str(page), "--out", str(out))
+    code, lines = quiet_cli(source, "build", str(page), "--out", str(out))
     assert code == 2 and len(lines) == 1
     assert lines[0].startswith("error: no input yielded a pair, nothing published: page.txt (")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["page.txt"]
@@ -128,14 +116,14 @@ def test_out_that_cannot_take_a_release_is_one_line(
     if Path("/sys").is_dir():
         cases["/sys/corpusforge-release"] = "cannot write in /sys"
     for out, message in cases.items():
-        code, lines = run("twitter", "build", archive, "--out", out)
+        code, lines = quiet_cli("twitter", "build", archive, "--out", out)
         assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: --out {out}: ")
         assert message in lines[0]
     assert a_file.read_text() == "mine" and (foreign / "thesis.tex").read_text() == "mine"
     here = tmp_path / "here"
     here.mkdir()
     monkeypatch.chdir(here)
-    code, lines = run("twitter", "build", archive, "--out", ".")
+    code, lines = quiet_cli("twitter", "build", archive, "--out", ".")
     assert code == 2 and lines == [
         "error: --out .: holds the working directory, which the swap would move; "
         "run the build from outside it"
@@ -149,7 +137,7 @@ def test_out_in_a_read_only_folder_is_one_line(tmp_path: Path) -> None:
     locked.mkdir()
     locked.chmod(0o555)
     try:
-        code, lines = run("twitter", "build", archive, "--out", str(locked / "release"))
+        code, lines = quiet_cli("twitter", "build", archive, "--out", str(locked / "release"))
     finally:
         locked.chmod(0o755)
     assert code == 2 and lines == [
@@ -161,7 +149,7 @@ def test_a_file_name_with_glob_characters_is_taken_literally(tmp_path: Path) -> 
     literal = Path(good_archive(tmp_path / "day [1].zip"))
     shutil.copy(literal, tmp_path / "day 1.zip")  # what the pattern would match instead
     out = tmp_path / "release"
-    code, lines = run("twitter", "build", str(literal), "--out", str(out))
+    code, lines = quiet_cli("twitter", "build", str(literal), "--out", str(out))
     assert code == 0, lines
     manifest = json.loads((out / "manifest.json").read_text())
     assert [i["name"] for i in manifest["inputs"]] == ["day [1].zip"]
@@ -172,7 +160,7 @@ def test_the_release_inside_the_input_pattern_is_never_read(tmp_path: Path) -> N
     out = tmp_path / "release"
     pattern = str(tmp_path / "**")
     for _ in range(2):  # the second build finds the first's release under the pattern
-        code, lines = run("twitter", "build", pattern, "--out", str(out))
+        code, lines = quiet_cli("twitter", "build", pattern, "--out", str(out))
         assert code == 0, lines
         manifest = json.loads((out / "manifest.json").read_text())
         assert [i["name"] for i in manifest["inputs"]] == ["good.zip"]
