@@ -63,7 +63,7 @@ def bomb_archive(folder: Path, expanded: int) -> Path:
 # measurement taken from a large test process would be inflated by that process.
 _MEASURED_BUILD = """
 import atexit, sys
-from corpusforge.bench import peak_rss_mb
+from corpusforge.perf import peak_rss_mb
 path = sys.argv.pop(1)
 atexit.register(lambda: open(path, "w").write(str(peak_rss_mb())))
 from corpusforge.cli import main

@@ -21,7 +21,7 @@ import argparse
 import json
 from pathlib import Path
 
-from corpusforge.text.pairfilters import BitextFilterConfig, FilterReason, check_bitext_length
+from corpusforge.pairing.filters import BitextFilterConfig, FilterReason, check_bitext_length
 
 REPO = Path(__file__).resolve().parents[1]
 REALDATA = REPO.parent / "shared" / "realdata"

@@ -16,8 +16,8 @@ from __future__ import annotations
 import logging
 import sys
 
-from corpusforge.options_bitext import BitextPairsOptions
-from corpusforge.release.bitext_build import run_entry_point, start
+from corpusforge.builds.bitext import run_entry_point, start
+from corpusforge.config.bitext import BitextPairsOptions
 
 
 def run(argv: list[str] | None = None) -> int:

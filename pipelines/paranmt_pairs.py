@@ -16,9 +16,9 @@ from __future__ import annotations
 import logging
 import sys
 
-from corpusforge.options_bitext import ParanmtPairsOptions
-from corpusforge.release.bitext_build import run_entry_point
-from corpusforge.release.paranmt_build import start
+from corpusforge.builds.bitext import run_entry_point
+from corpusforge.builds.paranmt import start
+from corpusforge.config.bitext import ParanmtPairsOptions
 
 
 def run(argv: list[str] | None = None) -> int:

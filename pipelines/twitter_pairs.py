@@ -16,12 +16,12 @@ import json
 import logging
 import sys
 
-from corpusforge.flags import FlagError
+from corpusforge.builds.twitter import build
+from corpusforge.config.flags import FlagError
+from corpusforge.config.twitter import TwitterPairsOptions
 from corpusforge.jobs import JobFailed
-from corpusforge.options import TwitterPairsOptions
 from corpusforge.release.io import InputError
 from corpusforge.release.publish import ReleaseError
-from corpusforge.release.twitter_build import build
 
 
 def run(argv: list[str] | None = None) -> int:

@@ -28,7 +28,7 @@ import runpy
 PIPELINES = frozenset(
     {"pipelines.twitter_pairs", "pipelines.bitext_pairs", "pipelines.paranmt_pairs"}
 )
-# twitter_pairs: corpusforge.release.twitter_build.build() runs an extract pipeline, then a
+# twitter_pairs: corpusforge.builds.twitter.build() runs an extract pipeline, then a
 # pairs pipeline on the extracts it lists, then publishes pairs/ and writes manifest.json.
 MULTI_JOB_DRIVERS = frozenset({"pipelines.twitter_pairs"})
 

@@ -17,14 +17,14 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from corpusforge.commands.bitext import app
-from corpusforge.options_bitext import BitextConfig, BitextPairsOptions
-from corpusforge.release.bitext_build import (
+from corpusforge.builds.bitext import (
     ReleaseSpec,
     accounting_identities,
     assemble_counts,
     build,
 )
+from corpusforge.commands.bitext import app
+from corpusforge.config.bitext import BitextConfig, BitextPairsOptions
 from corpusforge.schemas import BITEXT, DEAD_LETTER, MANIFEST, arrow_schema, validate_json
 from pipelines.bitext_pairs import run
 

@@ -1,7 +1,7 @@
 """``corpusforge bitext build`` on real and realistic broken input, end to end (issue 23).
 
 Each test runs the real command, then checks its exit code and message, the dead-letter
-rows, the pairs and the accounting (``corpusforge.release.validate``). Inputs are cut
+rows, the pairs and the accounting (``corpusforge.inspect.validate``). Inputs are cut
 from ``../shared/realdata`` into a temporary folder, never into the repository.
 """
 
@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from corpusforge.commands.bitext import app
-from corpusforge.release.validate import validate_release
+from corpusforge.inspect.validate import validate_release
 from pipelines.bitext_pairs import run
 from tests.bitext.test_build_bitext import parquet_digests
 

@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+from corpusforge.builds.paranmt import build
 from corpusforge.commands.paranmt import app
-from corpusforge.options_bitext import ParanmtPairsOptions, ParaphraseConfig
-from corpusforge.release.paranmt_build import build
+from corpusforge.config.bitext import ParanmtPairsOptions, ParaphraseConfig
 from corpusforge.schemas import MANIFEST, PARAPHRASE, arrow_schema, validate_json
 from corpusforge.text.overlap import trigram_overlap
 from pipelines.paranmt_pairs import run

@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from corpusforge.text.langid import LanguageIdentifier
-from corpusforge.text.pairfilters import (
+from corpusforge.pairing.filters import (
     BitextFilterConfig,
     FilterReason,
     LanguageFilterConfig,
@@ -25,6 +24,7 @@ from corpusforge.text.pairfilters import (
     pair_key,
     token_count,
 )
+from corpusforge.text.langid import LanguageIdentifier
 
 WORDS = "one two three four five six seven eight nine ten"
 

@@ -11,10 +11,10 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.keys import seeded_hash
+from corpusforge.pairing.filters import BitextFilterConfig, LanguageFilterConfig, pair_key
 from corpusforge.sources.opus.formats import OpusFormat, OpusInput
 from corpusforge.sources.opus.records import DeadLetter, RawPair, SourceReason
 from corpusforge.text.clean import get_profile
-from corpusforge.text.pairfilters import BitextFilterConfig, LanguageFilterConfig, pair_key
 from corpusforge.transforms.bitext import BitextPairs, ReadBitext, Rejected, reader_options
 
 GOOD = [

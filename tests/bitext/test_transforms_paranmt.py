@@ -11,9 +11,9 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
+from corpusforge.pairing.filters import LanguageFilterConfig, ParaphraseFilterConfig
 from corpusforge.sources.paranmt.parse import RawParaphrase
 from corpusforge.text.overlap import trigram_overlap
-from corpusforge.text.pairfilters import LanguageFilterConfig, ParaphraseFilterConfig
 from corpusforge.transforms.bitext import ParaphrasePairs, ReadParaphrases, Rejected
 
 REF = "i do n't think we should go to the party tonight ."

@@ -26,10 +26,11 @@ pytest.importorskip("apitools", reason="the gcp extra (apache-beam[gcp]) is not 
 from apache_beam.runners.dataflow.dataflow_runner import DataflowRunner
 from apache_beam.runners.runner import PipelineResult
 
-from corpusforge.options import TwitterConfig
-from corpusforge.options_bitext import BitextConfig, ParaphraseConfig
-from corpusforge.release import bitext_build, paranmt_build
-from corpusforge.release import twitter_build as tb
+from corpusforge.builds import bitext as bitext_build
+from corpusforge.builds import paranmt as paranmt_build
+from corpusforge.builds import twitter as tb
+from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
+from corpusforge.config.twitter import TwitterConfig
 from corpusforge.release.io import expand_inputs
 
 pytestmark = pytest.mark.slow  # a year of inputs, translated three times: run by .ci/run

@@ -16,8 +16,8 @@ from apache_beam.options.pipeline_options import PipelineOptions
 import pipelines.bitext_pairs
 import pipelines.paranmt_pairs
 import pipelines.twitter_pairs
-from corpusforge.options import TwitterPairsOptions
-from corpusforge.options_bitext import BitextPairsOptions, ParanmtPairsOptions
+from corpusforge.config.bitext import BitextPairsOptions, ParanmtPairsOptions
+from corpusforge.config.twitter import TwitterPairsOptions
 
 BEAM = ["--runner", "DataflowRunner", "--project=p", "--direct_num_workers", "2"]
 

@@ -13,10 +13,10 @@ from typing import Any
 import orjson
 import polars as pl
 
-from corpusforge.options import TwitterConfig
-from corpusforge.release.twitter_build import build
+from corpusforge.builds.twitter import build
+from corpusforge.config.twitter import TwitterConfig
+from corpusforge.pairing.benchmarks import BenchmarkConfig
 from corpusforge.sources.twitter.archive import ReadLimits
-from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
 
 USER = {"id": 42, "id_str": "42", "screen_name": "someone_real", "name": "Some One"}
 

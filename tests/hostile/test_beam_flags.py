@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from corpusforge.beamflags import UnknownFlag, split_inputs
-from corpusforge.release import twitter_build
+from corpusforge.builds import twitter as twitter_build
 
 from .conftest import GOOD, member, write_zip
 from .readers import quiet_cli

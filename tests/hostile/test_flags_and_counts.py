@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from corpusforge.cli import app
-from corpusforge.flags import FlagError
-from corpusforge.options import TwitterConfig
+from corpusforge.config.flags import FlagError
+from corpusforge.config.twitter import TwitterConfig
 from corpusforge.sources.twitter.parse import LineKind, parse_line
 
 from .conftest import GOOD, assert_balanced, dead_letters, member, run, tweet_ids, write_tar

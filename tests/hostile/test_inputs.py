@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from corpusforge.release.validate import validate_release
+from corpusforge.inspect.validate import validate_release
 
 from .conftest import GOOD, member, write_zip
 from .readers import quiet_cli

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from corpusforge.inspect.validate import validate_release
 from corpusforge.release import publish
 from corpusforge.release.publish import LocalFolder, current_release
-from corpusforge.release.validate import validate_release
-from corpusforge.sources.twitter.synth import write_synthetic_archive
+from corpusforge.synth.twitter import write_synthetic_archive
 
 from .test_reruns import REPO
 

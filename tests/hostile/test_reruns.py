@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from corpusforge.options import TwitterConfig
-from corpusforge.release.twitter_build import build
-from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
-from corpusforge.sources.twitter.synth import write_synthetic_archive
+from corpusforge.builds.twitter import build
+from corpusforge.config.twitter import TwitterConfig
+from corpusforge.pairing.benchmarks import BenchmarkConfig
+from corpusforge.synth.twitter import write_synthetic_archive
 
 BENCH = BenchmarkConfig(queries=5)
 REPO = Path(__file__).resolve().parents[2]

@@ -10,8 +10,8 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from corpusforge.pairing.conversations import make_node
 from corpusforge.schemas import PAIR, TWEET, arrow_schema
-from corpusforge.sources.twitter.conversations import make_node
 from corpusforge.sources.twitter.parse import LineKind, parse_line
 from corpusforge.text.clean import get_profile
 

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
+from corpusforge.inspect.validate import validate_release
 from corpusforge.prism import PrismNotFoundError, locate_prism
-from corpusforge.release.validate import validate_release
-from corpusforge.sources.twitter.synth import write_synthetic_archive
+from corpusforge.synth.twitter import write_synthetic_archive
 from tests.bitext.test_build_paranmt import write_paranmt
 
 pytestmark = pytest.mark.portable

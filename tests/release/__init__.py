@@ -22,10 +22,10 @@ def synthetic_release(factory: pytest.TempPathFactory) -> Path:
     """A release of a 3,000-tweet synthetic archive, with small non-empty benchmarks."""
     key = (str(factory.getbasetemp()), "synthetic")
     if key not in _built:
-        from corpusforge.options import TwitterConfig
-        from corpusforge.release.twitter_build import build
-        from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
-        from corpusforge.sources.twitter.synth import write_synthetic_archive
+        from corpusforge.builds.twitter import build
+        from corpusforge.config.twitter import TwitterConfig
+        from corpusforge.pairing.benchmarks import BenchmarkConfig
+        from corpusforge.synth.twitter import write_synthetic_archive
 
         root = factory.mktemp("synthetic")
         archive = root / "twitter-stream-2021-01-01.zip"
@@ -44,8 +44,8 @@ def real_release(factory: pytest.TempPathFactory, realdata: Path) -> Path:
     """A release of the real Archive Team sample (its benchmarks are empty: too few roots)."""
     key = (str(factory.getbasetemp()), "real")
     if key not in _built:
-        from corpusforge.options import TwitterConfig
-        from corpusforge.release.twitter_build import build
+        from corpusforge.builds.twitter import build
+        from corpusforge.config.twitter import TwitterConfig
 
         root = factory.mktemp("real")
         build(TwitterConfig(inputs=(str(realdata / REAL_ARCHIVE),), out=str(root / "release")))

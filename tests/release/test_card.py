@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from corpusforge.release.card import DPI, sample_pairs, write_card
-from corpusforge.release.stats import read_manifest
-from corpusforge.release.validate import validate_release
+from corpusforge.inspect.card import DPI, sample_pairs, write_card
+from corpusforge.inspect.stats import read_manifest
+from corpusforge.inspect.validate import validate_release
 from tests.release import copy_release, real_release, synthetic_release
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

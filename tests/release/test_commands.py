@@ -10,7 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from corpusforge.commands import release as commands
-from corpusforge.release.stats import read_manifest
+from corpusforge.inspect.stats import read_manifest
 from tests.release import copy_release, synthetic_release
 
 app = typer.Typer()

@@ -36,8 +36,8 @@ TATOEBA = Path("tatoeba-laser-v1") / "tatoeba.deu-eng"
 
 
 def _tatoeba(factory: pytest.TempPathFactory, realdata: Path) -> Path:
-    from corpusforge.options_bitext import BitextConfig
-    from corpusforge.release.bitext_build import build
+    from corpusforge.builds.bitext import build
+    from corpusforge.config.bitext import BitextConfig
 
     out = factory.mktemp("tatoeba") / "release"
     sides = (f"{realdata / TATOEBA}.deu", f"{realdata / TATOEBA}.eng")
@@ -46,8 +46,8 @@ def _tatoeba(factory: pytest.TempPathFactory, realdata: Path) -> Path:
 
 
 def _paranmt(factory: pytest.TempPathFactory, realdata: Path) -> Path:
-    from corpusforge.options_bitext import ParaphraseConfig
-    from corpusforge.release.paranmt_build import build
+    from corpusforge.builds.paranmt import build
+    from corpusforge.config.bitext import ParaphraseConfig
     from tests.bitext.test_build_paranmt import write_paranmt
 
     root = factory.mktemp("paranmt")

@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from corpusforge.release.stats import HISTOGRAM_BINS, funnel, read_manifest, release_stats
+from corpusforge.inspect.stats import HISTOGRAM_BINS, funnel, read_manifest, release_stats
 from tests.release import real_release, synthetic_release
 
 

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpusforge.release.validate import (
+from corpusforge.inspect.validate import (
     Check,
     recompute_identities,
     schema_differences,

@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 from corpusforge.release import objectstore
-from corpusforge.sources.twitter.synth import write_synthetic_archive
+from corpusforge.synth.twitter import write_synthetic_archive
 
 from .conftest import ACCESS, REPO, SECRET, S3Server, cli
 

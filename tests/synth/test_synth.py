@@ -25,7 +25,7 @@ import pytest
 from typer.testing import CliRunner
 
 from corpusforge.commands.synth import Api, Layout, app
-from corpusforge.sources.twitter.synth import (
+from corpusforge.synth.twitter import (
     APIS,
     BZ2_STREAM_BYTES,
     LAYOUTS,

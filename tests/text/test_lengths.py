@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from corpusforge.pairing.filters import FilterReason, check_bitext_length
 from corpusforge.text.lengths import LETTERS_PER_WORD, script_of, word_count
-from corpusforge.text.pairfilters import FilterReason, check_bitext_length
 
 
 @pytest.mark.parametrize(

@@ -12,11 +12,11 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("sentencepiece")
 
+from corpusforge.builds.twitter import build  # noqa: E402
+from corpusforge.config.twitter import TwitterConfig  # noqa: E402
 from corpusforge.eval import evaluate_ranking, load_encoder  # noqa: E402
-from corpusforge.options import TwitterConfig  # noqa: E402
-from corpusforge.release.twitter_build import build  # noqa: E402
-from corpusforge.sources.twitter.benchmarks import BenchmarkConfig  # noqa: E402
-from corpusforge.sources.twitter.synth import write_synthetic_archive  # noqa: E402
+from corpusforge.pairing.benchmarks import BenchmarkConfig  # noqa: E402
+from corpusforge.synth.twitter import write_synthetic_archive  # noqa: E402
 from corpusforge.train.trainer import TrainConfig, train  # noqa: E402
 
 # Averaged random subword vectors already rank these topical synthetic texts well (nDCG about

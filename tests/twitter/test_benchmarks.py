@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from corpusforge.sources.twitter.benchmarks import (
+from corpusforge.pairing.benchmarks import (
     BenchmarkConfig,
     assemble,
     held_out_ids,
     pool_items,
     query_candidates,
 )
-from corpusforge.sources.twitter.conversations import DropReason, Node
+from corpusforge.pairing.conversations import DropReason, Node
 
 SMALL = BenchmarkConfig(queries=10, positives=2, negatives=3)
 

@@ -9,8 +9,8 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from corpusforge.options import TwitterConfig
-from corpusforge.release.twitter_build import build
+from corpusforge.builds.twitter import build
+from corpusforge.config.twitter import TwitterConfig
 from corpusforge.schemas import PAIR, arrow_schema
 
 
@@ -86,7 +86,7 @@ def test_rebuild_reuses_extract_and_gives_identical_files(
 
 @pytest.mark.slow  # a second build of the real sample
 def test_fasttext_language_id_instead_of_the_lang_field(realdata: Path, tmp_path: Path) -> None:
-    from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
+    from corpusforge.pairing.benchmarks import BenchmarkConfig
     from corpusforge.text.langid import LanguageIdentifier
 
     archive = realdata / "twitter-archive-2021-01-01" / "twitter-stream-2021-01-01.zip"

@@ -7,10 +7,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from corpusforge.options import TwitterConfig
-from corpusforge.release.twitter_build import build
-from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
-from corpusforge.sources.twitter.synth import SynthTruth, write_synthetic_archive
+from corpusforge.builds.twitter import build
+from corpusforge.config.twitter import TwitterConfig
+from corpusforge.pairing.benchmarks import BenchmarkConfig
+from corpusforge.synth.twitter import SynthTruth, write_synthetic_archive
 
 NO_BENCHMARKS = BenchmarkConfig(queries=0)
 SLOW = pytest.mark.slow

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from corpusforge.sources.twitter.synth import write_synthetic_archive
+from corpusforge.synth.twitter import write_synthetic_archive
 
 
 @pytest.fixture(scope="module")

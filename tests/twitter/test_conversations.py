@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from corpusforge.sources.twitter.conversations import (
+from corpusforge.pairing.conversations import (
     DropReason,
     Node,
     keep_first_duplicate,

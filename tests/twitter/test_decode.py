@@ -9,7 +9,7 @@ import lzma
 
 import pytest
 
-from corpusforge.flags import FlagError
+from corpusforge.config.flags import FlagError
 from corpusforge.sources.twitter.decode import (
     RATIO_FLOOR,
     ReadLimits,

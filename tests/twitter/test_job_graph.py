@@ -10,8 +10,8 @@ import apache_beam as beam
 from apache_beam.portability.api import beam_runner_api_pb2
 from apache_beam.runners.runner import PipelineResult, PipelineRunner, PipelineState
 
-from corpusforge.options import TwitterConfig
-from corpusforge.release import twitter_build as tb
+from corpusforge.builds import twitter as tb
+from corpusforge.config.twitter import TwitterConfig
 
 
 class GraphOnlyRunner(PipelineRunner):

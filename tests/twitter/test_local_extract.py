@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from corpusforge.options import TwitterConfig
-from corpusforge.release import local_extract
-from corpusforge.release import twitter_build as tb
-from corpusforge.sources.twitter.synth import write_synthetic_archive
+from corpusforge.builds import twitter as tb
+from corpusforge.config.twitter import TwitterConfig
+from corpusforge.local import extract as local_extract
+from corpusforge.synth.twitter import write_synthetic_archive
 from tests.hostile.conftest import GOOD, member, tweet, write_tar
 
 M0 = "2019/06/01/00/00.json.bz2"

@@ -16,18 +16,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpusforge.options import TwitterConfig
-from corpusforge.release import local_pairs, twitter_build
-from corpusforge.release.local_pairs import PairRows, PairSettings, pair_tweets, partition_of
-from corpusforge.release.twitter_build import build, pair_engine
-from corpusforge.schemas import TWEET, arrow_schema
-from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
-from corpusforge.sources.twitter.conversations import (
+from corpusforge.builds import twitter as twitter_build
+from corpusforge.builds.twitter import build, pair_engine
+from corpusforge.config.twitter import TwitterConfig
+from corpusforge.local import pairs as local_pairs
+from corpusforge.local.pairs import PairRows, PairSettings, pair_tweets, partition_of
+from corpusforge.pairing.benchmarks import BenchmarkConfig
+from corpusforge.pairing.conversations import (
     CHILDREN_PER_PAIR,
     keep_first_duplicate,
     sample_key,
 )
-from corpusforge.sources.twitter.synth import write_synthetic_archive
+from corpusforge.schemas import TWEET, arrow_schema
+from corpusforge.synth.twitter import write_synthetic_archive
 from tests.twitter.test_runners import _differences, _fingerprint
 
 BENCH = BenchmarkConfig(queries=3)

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from corpusforge.options import TwitterConfig
-from corpusforge.release.twitter_build import build
-from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
-from corpusforge.sources.twitter.synth import write_synthetic_archive
+from corpusforge.builds.twitter import build
+from corpusforge.config.twitter import TwitterConfig
+from corpusforge.pairing.benchmarks import BenchmarkConfig
+from corpusforge.synth.twitter import write_synthetic_archive
 
 # Builds on every runner; the local engine and Beam agree in the default run
 # (tests/twitter/test_local_pairs.py, test_local_extract.py).

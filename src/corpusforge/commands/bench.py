@@ -28,7 +28,7 @@ def bench(
 ) -> None:
     """Ceiling (stdlib decode + orjson) vs our extract, pairing, whole builds on each runner,
     and peak RSS."""
-    from corpusforge.bench import run_bench
+    from corpusforge.perf import run_bench
 
     if runs < 1:
         raise typer.BadParameter("runs must be >= 1")

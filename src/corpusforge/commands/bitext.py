@@ -93,9 +93,9 @@ def build(
     """
     configure_logging(quiet)
     inputs, args = inputs_and_beam_args(ctx, inputs, runner)
-    from corpusforge.options_bitext import BitextConfig
-    from corpusforge.release.bitext_build import build as run_build
-    from corpusforge.text.pairfilters import BitextFilterConfig, LanguageFilterConfig
+    from corpusforge.builds.bitext import build as run_build
+    from corpusforge.config.bitext import BitextConfig
+    from corpusforge.pairing.filters import BitextFilterConfig, LanguageFilterConfig
 
     try:
         config = BitextConfig(

@@ -63,9 +63,9 @@ def build(
     """
     configure_logging(quiet)
     inputs, args = inputs_and_beam_args(ctx, inputs, runner)
-    from corpusforge.options_bitext import ParaphraseConfig
-    from corpusforge.release.paranmt_build import build as run_build
-    from corpusforge.text.pairfilters import LanguageFilterConfig, ParaphraseFilterConfig
+    from corpusforge.builds.paranmt import build as run_build
+    from corpusforge.config.bitext import ParaphraseConfig
+    from corpusforge.pairing.filters import LanguageFilterConfig, ParaphraseFilterConfig
 
     try:
         config = ParaphraseConfig(

@@ -55,7 +55,7 @@ def validate(
     pairs/ or benchmarks/; schemas; no empty text; no duplicate pair in a dataset; no
     benchmark tweet in training pairs (by id or text); accounting identities recomputed.
     """
-    from corpusforge.release.validate import validate_release
+    from corpusforge.inspect.validate import validate_release
 
     report = validate_release(_existing(release_dir))
     if json_output:
@@ -88,7 +88,7 @@ def stats(
     ] = False,
 ) -> None:
     """Pairs per dataset, text lengths (chars, tokens), languages and the funnel."""
-    from corpusforge.release.stats import release_stats
+    from corpusforge.inspect.stats import release_stats
 
     try:
         doc = release_stats(_existing(release_dir))
@@ -147,7 +147,7 @@ def _print_stats(doc: dict[str, Any]) -> None:
 
 def card(release_dir: ReleaseDir) -> None:
     """Write the dataset card: DIR/README.md and its plots in DIR/card/."""
-    from corpusforge.release.card import write_card
+    from corpusforge.inspect.card import write_card
 
     if "://" in release_dir and not release_dir.startswith("s3://"):
         raise typer.BadParameter("the card is written to local releases only")

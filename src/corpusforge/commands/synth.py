@@ -5,7 +5,7 @@
     corpusforge synth twitter --out t.tar --tweets 1000 --layout tar-2019 --api v2 --seed 3
 
 The archive is written to ``--out`` as given and its truth to ``--out`` + ``.truth.json``;
-``corpusforge.sources.twitter.synth`` documents the layouts and what is imitated.
+``corpusforge.synth.twitter`` documents the layouts and what is imitated.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from corpusforge.sources.twitter import synth
+from corpusforge.synth import twitter as synth
 
 app = typer.Typer(
     help="Write synthetic source archives (with their ground truth) for tests and benchmarks.",

@@ -21,7 +21,7 @@ from corpusforge.commands.common import (
 )
 
 if TYPE_CHECKING:
-    from corpusforge.options import TwitterConfig
+    from corpusforge.config.twitter import TwitterConfig
 
 app = typer.Typer(help="Twitter archives -> weakly similar pairs.", no_args_is_help=True)
 
@@ -89,9 +89,9 @@ def build(
     """
     configure_logging(quiet)
     inputs, args = inputs_and_beam_args(ctx, inputs, runner)
-    from corpusforge.options import TwitterConfig
+    from corpusforge.config.twitter import TwitterConfig
+    from corpusforge.pairing.benchmarks import BenchmarkConfig
     from corpusforge.sources.twitter.archive import ReadLimits
-    from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
 
     try:
         config = TwitterConfig(
@@ -132,8 +132,8 @@ def _build_with_card(config: TwitterConfig, args: list[str]) -> dict[str, Any]:
     import functools
     import os
 
-    from corpusforge.release.card import write_card
-    from corpusforge.release.twitter_build import build as run_build
+    from corpusforge.builds.twitter import build as run_build
+    from corpusforge.inspect.card import write_card
 
     name = os.path.basename(os.path.abspath(config.out))
     return run_build(config, args, finish_draft=functools.partial(write_card, name=name))
@@ -146,7 +146,7 @@ def _print_unreadable(console: Console, manifest: dict[str, Any], out: str) -> N
     """Name the archives and members that could not be read at all (dead_letter/ has them)."""
     from rich.markup import escape
 
-    from corpusforge.release.unreadable import describe, unreadable_inputs
+    from corpusforge.inspect.unreadable import describe, unreadable_inputs
 
     unreadable = unreadable_inputs(out, manifest)
     if not unreadable:

@@ -118,7 +118,7 @@ class ShardedWriter:
         rows_per_shard: target rows per shard; a destination gets ``ceil(n / rows_per_shard)``.
         spill: a folder for run files, or ``None`` to keep every row in memory.
         buffer_rows: rows held in memory before they are spilled; required with ``spill``
-            (the callers' budgets are in :mod:`corpusforge.release.spill`).
+            (the callers' budgets are in :mod:`corpusforge.local.spill`).
         prefix: file name prefix.
     """
 

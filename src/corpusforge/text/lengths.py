@@ -1,6 +1,6 @@
 """Sentence length in words for every script: text -> an estimated word count.
 
-The length filters (:mod:`corpusforge.text.pairfilters`) count words, which for most
+The length filters (:mod:`corpusforge.pairing.filters`) count words, which for most
 scripts are whitespace tokens. Chinese, Japanese, Thai, Lao, Khmer and Burmese are written
 without spaces between words, so a whole sentence is one token and would always be "too
 short". For those scripts :func:`word_count` estimates words from letters, using the

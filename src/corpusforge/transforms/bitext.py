@@ -25,7 +25,7 @@ Duplicates. The reference preprocessing scripts removed duplicates with ``uniq -
 drops *every* copy of a duplicated pair, so a pair that occurs twice is lost altogether. We
 keep exactly one copy: the one with the smallest origin (dataset, file, member, line,
 part), whatever the runner or input order. Copies are found with
-:func:`~corpusforge.text.pairfilters.pair_key` (equal up to case and whitespace), per
+:func:`~corpusforge.pairing.filters.pair_key` (equal up to case and whitespace), per
 language pair and across datasets and input formats; a dropped copy is counted against its
 own dataset as ``dedup_duplicate``.
 
@@ -61,13 +61,7 @@ from apache_beam.pvalue import DoOutputsTuple, TaggedOutput
 from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.keys import seeded_hash
-from corpusforge.sources.opus.formats import OpusFormat, OpusInput, read_opus
-from corpusforge.sources.opus.records import ENGLISH, DeadLetter, RawPair, Skipped
-from corpusforge.sources.paranmt.parse import RawParaphrase, read_paranmt
-from corpusforge.text.clean import CleanProfile, clean_text, one_line
-from corpusforge.text.langid import LanguageIdentifier
-from corpusforge.text.overlap import trigram_overlap
-from corpusforge.text.pairfilters import (
+from corpusforge.pairing.filters import (
     BitextFilterConfig,
     FilterReason,
     LanguageFilterConfig,
@@ -80,6 +74,12 @@ from corpusforge.text.pairfilters import (
     check_trigram_overlap,
     pair_key,
 )
+from corpusforge.sources.opus.formats import OpusFormat, OpusInput, read_opus
+from corpusforge.sources.opus.records import ENGLISH, DeadLetter, RawPair, Skipped
+from corpusforge.sources.paranmt.parse import RawParaphrase, read_paranmt
+from corpusforge.text.clean import CleanProfile, clean_text, one_line
+from corpusforge.text.langid import LanguageIdentifier
+from corpusforge.text.overlap import trigram_overlap
 
 DEAD = "dead"
 COUNTS = "counts"
@@ -112,7 +112,7 @@ class Rejected:
     """A pair that was read but not kept.
 
     Attributes:
-        reason: a :class:`~corpusforge.text.pairfilters.FilterReason` value.
+        reason: a :class:`~corpusforge.pairing.filters.FilterReason` value.
         dataset: the pair's dataset.
         group: its language pair after orientation (``en-de``; ``en-en`` for ParaNMT).
         key: its deterministic origin key (``RawPair.key`` / ``RawParaphrase.key``).

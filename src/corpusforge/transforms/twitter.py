@@ -25,6 +25,26 @@ from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
 
 from corpusforge import progress
+from corpusforge.pairing.benchmarks import (
+    BenchmarkConfig,
+    assemble,
+    held_out_items,
+    held_out_sets,
+    pool_items,
+    query_candidates,
+    rank_key,
+)
+from corpusforge.pairing.conversations import (
+    CHILDREN_PER_PAIR,
+    Conversation,
+    DropReason,
+    HeldOut,
+    Node,
+    keep_first_duplicate,
+    pair_conversation,
+    sample_key,
+    tweet_node,
+)
 from corpusforge.sources.twitter import idsets
 from corpusforge.sources.twitter.archive import (
     MemberOpened,
@@ -35,26 +55,6 @@ from corpusforge.sources.twitter.archive import (
     archive_name,
     list_members,
     read_member_lines,
-)
-from corpusforge.sources.twitter.benchmarks import (
-    BenchmarkConfig,
-    assemble,
-    held_out_items,
-    held_out_sets,
-    pool_items,
-    query_candidates,
-    rank_key,
-)
-from corpusforge.sources.twitter.conversations import (
-    CHILDREN_PER_PAIR,
-    Conversation,
-    DropReason,
-    HeldOut,
-    Node,
-    keep_first_duplicate,
-    pair_conversation,
-    sample_key,
-    tweet_node,
 )
 from corpusforge.sources.twitter.parse import LineKind, merge_records, parse_line
 from corpusforge.text.clean import clean_text, get_profile

@@ -2,7 +2,7 @@
 
 ParaNMT-50M (Wieting and Gimpel, 2018) pairs an English reference with the back-translation
 of its Czech side and the paragram-phrase similarity of the two; P-SP trains on it after
-the filters in :mod:`corpusforge.text.pairfilters`. Lines are split on ``\\n`` only and on
+the filters in :mod:`corpusforge.pairing.filters`. Lines are split on ``\\n`` only and on
 tabs only; a line with the wrong number of columns, a blank side, or a score that is not a
 finite number is a dead letter, and the file goes on.
 """

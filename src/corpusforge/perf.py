@@ -130,8 +130,8 @@ def extract_stage(archive: str, out: str, engine: str = "local") -> int:
         out: the release folder.
         engine: ``local`` (the default engine) or ``beam`` (the Beam pipeline, in-process).
     """
-    from corpusforge.options import TwitterConfig
-    from corpusforge.release import twitter_build as tb
+    from corpusforge.builds import twitter as tb
+    from corpusforge.config.twitter import TwitterConfig
     from corpusforge.release.io import join, read_json
 
     config = TwitterConfig(inputs=(archive,), out=out, extract_engine=engine)
@@ -159,10 +159,10 @@ def pair_stage(
     """
     import pyarrow.parquet as pq
 
-    from corpusforge.options import TwitterConfig
-    from corpusforge.release import twitter_build as tb
+    from corpusforge.builds import twitter as tb
+    from corpusforge.config.twitter import TwitterConfig
+    from corpusforge.pairing.benchmarks import BenchmarkConfig
     from corpusforge.release.io import join
-    from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
 
     config = TwitterConfig(
         inputs=(archive,),
@@ -187,8 +187,8 @@ def whole_build(archive: str, runner: str) -> int:
             in-process runner) or ``prism`` (both on Prism, started by Beam from the binary
             ``scripts/prism.sh`` built, workers in this process).
     """
-    from corpusforge.options import TwitterConfig
-    from corpusforge.release import twitter_build as tb
+    from corpusforge.builds import twitter as tb
+    from corpusforge.config.twitter import TwitterConfig
 
     engine = "local" if runner == "local" else "beam"
     beam_args = ["--runner=prism"] if runner == "prism" else []
@@ -221,8 +221,8 @@ def peak_rss_mb() -> float:
 
 def pair_functions(out: str) -> tuple[int, float]:
     """The local pair engine alone (no start-up, no writing); (tweets read, seconds)."""
-    from corpusforge.release.local_pairs import PairSettings, pair_tweets
-    from corpusforge.sources.twitter.benchmarks import BenchmarkConfig
+    from corpusforge.local.pairs import PairSettings, pair_tweets
+    from corpusforge.pairing.benchmarks import BenchmarkConfig
 
     tweets = sorted(str(p) for p in Path(out).glob("tweets/*/tweets/*.parquet"))
     deletes = sorted(str(p) for p in Path(out).glob("tweets/*/deletes/*.parquet"))
@@ -263,7 +263,7 @@ def measure(
 def make_archive(folder: Path, tweets: int, layout: str, seed: int = 0) -> str:
     """A synthetic archive of ``tweets`` tweets (reused when already there), written by one
     process per core, without the ground-truth file the bench never reads."""
-    from corpusforge.sources.twitter.synth import write_synthetic_archive
+    from corpusforge.synth.twitter import write_synthetic_archive
 
     suffix = {"zip-2020": ".zip", "tar-gz": ".tar.gz"}.get(layout, ".tar")
     path = folder / f"bench-{layout}-{tweets}-{seed}{suffix}"
@@ -360,7 +360,7 @@ def _scaling(
     bounded by the benchmark size, not the input, and at the paper's size it would not yet
     have reached its bound on a laptop's inputs, so a linear fit would count it as growing.
     """
-    from corpusforge.release.local_pairs import MAX_PARTITIONS, ROWS_PER_PARTITION
+    from corpusforge.local.pairs import MAX_PARTITIONS, ROWS_PER_PARTITION
 
     points = []
     for scale in scales:

@@ -24,9 +24,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from corpusforge.flags import FlagError
+from corpusforge.config.flags import FlagError
 from corpusforge.keys import seeded_hash
-from corpusforge.sources.twitter.conversations import HeldOut, Node, text_hash
+from corpusforge.pairing.conversations import HeldOut, Node, text_hash
 
 BENCHMARKS: dict[str, tuple[str, str]] = {
     "dq": ("direct", "quote"),

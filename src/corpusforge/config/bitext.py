@@ -6,7 +6,7 @@ options. :class:`BitextConfig` and :class:`ParaphraseConfig` are the validated s
 configurations built from them (or from ``corpusforge bitext|paranmt build``); every field is
 recorded in the release manifest.
 
-Each entry point parses its own flags only (:class:`corpusforge.options.PipelineFlags`), so
+Each entry point parses its own flags only (:class:`corpusforge.config.twitter.PipelineFlags`), so
 ``--clean`` here offers ``none`` (the default) besides ``paper`` and ``ct``. The flags both
 builds take (``--input``, ``--out``, ``--rows_per_shard``, ``--clean``, ``--dataset``,
 ``--lid_model``, ``--lowercase``, ``--min_lid_confidence``) are declared once, by
@@ -24,17 +24,17 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from corpusforge.options import PipelineFlags
+from corpusforge.config.twitter import PipelineFlags
+from corpusforge.pairing.filters import (
+    BitextFilterConfig,
+    LanguageFilterConfig,
+    ParaphraseFilterConfig,
+)
 from corpusforge.sources.opus.formats import OpusFormat
 from corpusforge.sources.opus.tsv import TsvLayout
 from corpusforge.sources.paranmt.parse import DATASET as PARANMT_DATASET
 from corpusforge.text.clean import CleanProfile, get_profile
 from corpusforge.text.langid import normalize_lang
-from corpusforge.text.pairfilters import (
-    BitextFilterConfig,
-    LanguageFilterConfig,
-    ParaphraseFilterConfig,
-)
 
 NO_CLEANING = "none"
 CLEAN_CHOICES = (NO_CLEANING, "paper", "ct")

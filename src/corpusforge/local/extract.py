@@ -11,7 +11,7 @@ files are the Beam pipeline's, byte for byte (``tests/twitter/test_local_extract
 What it does not do is hold the archive: on the in-process runner the two groupings (records
 by tweet id, rows by shard) kept every record in memory, about 2.5 KB per line, so a
 monthly archive (2011-2013 layouts) could not be extracted in 24 GB. Here records wait in
-hash groups spilled to disk (:class:`~corpusforge.release.spill.SpilledGroups`) and rows
+hash groups spilled to disk (:class:`~corpusforge.local.spill.SpilledGroups`) and rows
 wait for their shard in run files (:class:`~corpusforge.sinks.parquet.ShardedWriter`);
 memory stays near ``spill_rows`` records whatever the archive's size.
 """
@@ -29,8 +29,8 @@ from typing import Any
 
 from apache_beam.pvalue import TaggedOutput
 
+from corpusforge.local.spill import EXTRACT_SPILL_ROWS, SpilledGroups
 from corpusforge.release.io import COUNTS, FILES, ensure_dir, file_list, join, write_json
-from corpusforge.release.spill import EXTRACT_SPILL_ROWS, SpilledGroups
 from corpusforge.schemas import DEAD_LETTER, DELETE, TWEET
 from corpusforge.sinks.parquet import ShardedWriter
 from corpusforge.sources.twitter.archive import MemberRef, ReadLimits

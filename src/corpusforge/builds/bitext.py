@@ -27,7 +27,7 @@ same release is refused. A rerun with the same inputs and configuration writes
 byte-identical Parquet on any runner. The manifest names inputs and the language-id model
 by file name, size and sha256, never by path.
 
-:mod:`corpusforge.release.paranmt_build` builds ParaNMT releases with the same machinery.
+:mod:`corpusforge.builds.paranmt` builds ParaNMT releases with the same machinery.
 """
 
 from __future__ import annotations
@@ -48,9 +48,10 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.runners.runner import PipelineResult
 
 import corpusforge
+from corpusforge.config.bitext import BitextConfig, BitextPairsOptions, ParanmtPairsOptions
 from corpusforge.jobs import JobFailed, wait
 from corpusforge.jobs import run as run_job
-from corpusforge.options_bitext import BitextConfig, BitextPairsOptions, ParanmtPairsOptions
+from corpusforge.pairing.filters import pair_key
 from corpusforge.release.io import (
     InputError,
     delete_tree,
@@ -79,7 +80,6 @@ from corpusforge.sources.opus.formats import OpusInput, plan_inputs
 from corpusforge.sources.opus.records import DeadLetter
 from corpusforge.sources.opus.streams import file_name
 from corpusforge.text.langid import resolve_model_path
-from corpusforge.text.pairfilters import pair_key
 from corpusforge.transforms.bitext import LID_NAMESPACE, BitextPairs, CountKey, ReadBitext
 
 log = logging.getLogger(__name__)

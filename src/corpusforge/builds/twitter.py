@@ -40,8 +40,13 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
 
 import corpusforge
 from corpusforge import progress
+from corpusforge.config.twitter import DATASETS, TwitterConfig
 from corpusforge.jobs import job
-from corpusforge.options import DATASETS, TwitterConfig
+from corpusforge.local.extract import extract_archive
+from corpusforge.local.pairs import PairSettings, pair_tweets
+from corpusforge.local.spill import EXTRACT_SPILL_ROWS, PAIR_SPILL_ROWS
+from corpusforge.pairing.benchmarks import BENCHMARKS
+from corpusforge.pairing.conversations import CHILDREN_PER_PAIR, DropReason
 from corpusforge.release.io import (
     COUNTS,
     FILES,
@@ -61,10 +66,7 @@ from corpusforge.release.io import (
     software,
     write_json,
 )
-from corpusforge.release.local_extract import extract_archive
-from corpusforge.release.local_pairs import PairSettings, pair_tweets
 from corpusforge.release.publish import open_store, sidecars
-from corpusforge.release.spill import EXTRACT_SPILL_ROWS, PAIR_SPILL_ROWS
 from corpusforge.schemas import (
     BENCHMARK,
     DEAD_LETTER,
@@ -83,8 +85,6 @@ from corpusforge.sinks.parquet import (
     write_rows,
 )
 from corpusforge.sources.twitter.archive import archive_name
-from corpusforge.sources.twitter.benchmarks import BENCHMARKS
-from corpusforge.sources.twitter.conversations import CHILDREN_PER_PAIR, DropReason
 from corpusforge.text.clean import clean_text, get_profile
 from corpusforge.text.decontam import Decontaminator
 from corpusforge.transforms.twitter import ExtractedTweets, TwitterPairs

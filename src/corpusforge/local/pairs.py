@@ -3,9 +3,9 @@
 The pair stage of ``corpusforge twitter build`` when it runs on this machine
 (``--pair-engine local``; ``auto`` picks it whenever no ``--runner`` is given). It calls the
 same pure functions as the Beam composite :class:`corpusforge.transforms.twitter.TwitterPairs`
-(:func:`~corpusforge.sources.twitter.conversations.tweet_node`,
-:func:`~corpusforge.sources.twitter.conversations.pair_conversation`,
-:func:`~corpusforge.sources.twitter.benchmarks.query_candidates`, …) in the same order of
+(:func:`~corpusforge.pairing.conversations.tweet_node`,
+:func:`~corpusforge.pairing.conversations.pair_conversation`,
+:func:`~corpusforge.pairing.benchmarks.query_candidates`, …) in the same order of
 choice, so the rows, the benchmarks and every count are identical; ``tests/twitter/
 test_local_pairs.py`` compares the two engines on every synthetic layout and on the real
 sample.
@@ -47,9 +47,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from corpusforge.release.spill import PAIR_SPILL_ROWS
-from corpusforge.sources.twitter import idsets
-from corpusforge.sources.twitter.benchmarks import (
+from corpusforge.local.spill import PAIR_SPILL_ROWS
+from corpusforge.pairing.benchmarks import (
     BenchmarkConfig,
     PoolItem,
     QueryCandidate,
@@ -60,7 +59,7 @@ from corpusforge.sources.twitter.benchmarks import (
     query_candidates,
     rank_key,
 )
-from corpusforge.sources.twitter.conversations import (
+from corpusforge.pairing.conversations import (
     CHILDREN_PER_PAIR,
     Conversation,
     DropReason,
@@ -71,6 +70,7 @@ from corpusforge.sources.twitter.conversations import (
     sample_key,
     tweet_node,
 )
+from corpusforge.sources.twitter import idsets
 from corpusforge.text.clean import clean_text, get_profile
 from corpusforge.text.decontam import Decontaminator
 
