@@ -702,24 +702,19 @@ def require_manifest(manifest: dict[str, Any] | None, out: str) -> dict[str, Any
     return manifest
 
 
-def start(
-    config: BitextConfig, beam_args: list[str] | None = None, store: ReleaseStore | None = None
-) -> PipelineResult:
-    """Plan the inputs and start the bitext pipeline; returns the runner's result.
+def prepare(
+    config: BitextConfig, beam_args: list[str], store: ReleaseStore
+) -> tuple[ReleaseSpec, list[OpusInput | DeadLetter], list[str]]:
+    """Expand and plan the inputs, resolve the model, and open the release's draft.
 
-    Args:
-        config: validated configuration.
-        beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
-        store: the release's store, whose lock the caller holds (default: opened here, for
-            a caller that holds no lock, such as a template launch).
+    Returns:
+        The release spec, the read plan and the input URIs.
 
     Raises:
         InputError: an input is missing or not a regular file.
         FileNotFoundError: no language-id model is found.
         ReleaseError: ``config.out`` cannot take a release.
     """
-    beam_args = list(beam_args or [])
-    store = store or open_store(config.out)
     uris = expand_inputs(config.inputs, exclude=[config.out, *sidecars(config.out)])
     lid = describe_lid_model(config.lid_model)
     plan = plan_inputs(
@@ -739,6 +734,27 @@ def start(
         store=store,
     )
     prepare_release(spec)
+    return spec, list(plan), uris
+
+
+def start(
+    config: BitextConfig, beam_args: list[str] | None = None, store: ReleaseStore | None = None
+) -> PipelineResult:
+    """Plan the inputs and start the bitext pipeline; returns the runner's result.
+
+    Args:
+        config: validated configuration.
+        beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
+        store: the release's store, whose lock the caller holds (default: opened here, for
+            a caller that holds no lock, such as a template launch).
+
+    Raises:
+        InputError: an input is missing or not a regular file.
+        FileNotFoundError: no language-id model is found.
+        ReleaseError: ``config.out`` cannot take a release.
+    """
+    beam_args = list(beam_args or [])
+    spec, plan, uris = prepare(config, beam_args, store or open_store(config.out))
     profile = config.profile
     p = beam.Pipeline(options=pipeline_options(beam_args))
     read = (
@@ -772,15 +788,40 @@ def start(
     return run_job(p)
 
 
-def build(config: BitextConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
+def build(
+    config: BitextConfig,
+    beam_args: list[str] | None = None,
+    *,
+    engine: str = "beam",
+    workers: int | None = None,
+) -> dict[str, Any]:
     """Run the whole build, holding the release's lock; returns the manifest it published.
 
     Args:
         config: validated configuration.
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
+        engine: ``local`` (:mod:`corpusforge.local.bitext`), ``beam``, or ``auto`` (local
+            unless a runner is named or a path is remote).
+        workers: filter processes of the local engine (default: this machine's cores).
     """
-    store = open_store(config.out, beam_args or [])
+    beam_args = list(beam_args or [])
+    store = open_store(config.out, beam_args)
     with store.locked():
-        result = start(config, beam_args, store)
-        manifest = finish(result, config.out, runner_name(beam_args or []), store)
+        if pair_engine(engine, [*config.inputs, config.out], beam_args) == "local":
+            from corpusforge.builds.local import build_bitext
+
+            manifest = build_bitext(config, beam_args, store, workers)
+        else:
+            result = start(config, beam_args, store)
+            manifest = finish(result, config.out, runner_name(beam_args), store)
     return require_manifest(manifest, config.out)
+
+
+def pair_engine(choice: str, paths: Iterable[str], beam_args: list[str]) -> str:
+    """``local`` or ``beam``: ``auto`` is local unless a runner or several direct workers are
+    asked for, or a path is remote (the local engine spills on this machine's disk)."""
+    if choice != "auto":
+        return choice
+    named_runner = any(a == "--runner" or a.startswith("--runner=") for a in beam_args)
+    remote = any("://" in path for path in paths)
+    return "beam" if named_runner or remote else "local"

@@ -33,6 +33,7 @@ from corpusforge.builds.bitext import (
     WriteRelease,
     describe_lid_model,
     finish,
+    pair_engine,
     prepare_release,
     require_manifest,
     runner_name,
@@ -54,6 +55,36 @@ def paraphrase_sort_key(row: Mapping[str, Any]) -> tuple[str, str, str]:
     return pair_key(row["anchor"], row["positive"], symmetric=True), row["anchor"], row["positive"]
 
 
+def prepare(
+    config: ParaphraseConfig, beam_args: list[str], store: ReleaseStore
+) -> tuple[ReleaseSpec, list[str]]:
+    """Expand the inputs, resolve the model and open the release's draft.
+
+    Returns:
+        The release spec and the input URIs.
+
+    Raises:
+        InputError: an input is missing or not a regular file.
+        FileNotFoundError: no language-id model is found.
+        ReleaseError: ``config.out`` cannot take a release.
+    """
+    uris = expand_inputs(config.inputs, exclude=[config.out, *sidecars(config.out)])
+    lid = describe_lid_model(config.lid_model)
+    log.info("%d input files", len(uris))
+    spec = ReleaseSpec(
+        kind="paranmt-pairs",
+        out=store.begin(rebuilt=REBUILT),
+        pair_schema=PARAPHRASE,
+        per_lang_pair=False,
+        config={**release_config(config.to_json()), "lid": lid},
+        plan=[{"format": "paranmt", "files": [file_name(uri)]} for uri in uris],
+        runner=runner_name(beam_args),
+        store=store,
+    )
+    prepare_release(spec)
+    return spec, uris
+
+
 def start(
     config: ParaphraseConfig,
     beam_args: list[str] | None = None,
@@ -72,21 +103,7 @@ def start(
         ReleaseError: ``config.out`` cannot take a release.
     """
     beam_args = list(beam_args or [])
-    store = store or open_store(config.out)
-    uris = expand_inputs(config.inputs, exclude=[config.out, *sidecars(config.out)])
-    lid = describe_lid_model(config.lid_model)
-    log.info("%d input files", len(uris))
-    spec = ReleaseSpec(
-        kind="paranmt-pairs",
-        out=store.begin(rebuilt=REBUILT),
-        pair_schema=PARAPHRASE,
-        per_lang_pair=False,
-        config={**release_config(config.to_json()), "lid": lid},
-        plan=[{"format": "paranmt", "files": [file_name(uri)]} for uri in uris],
-        runner=runner_name(beam_args),
-        store=store,
-    )
-    prepare_release(spec)
+    spec, uris = prepare(config, beam_args, store or open_store(config.out))
     profile = config.profile
     p = beam.Pipeline(options=pipeline_options(beam_args))
     files = p | "Inputs" >> beam.Create(uris)
@@ -108,15 +125,30 @@ def start(
     return run_job(p)
 
 
-def build(config: ParaphraseConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
+def build(
+    config: ParaphraseConfig,
+    beam_args: list[str] | None = None,
+    *,
+    engine: str = "beam",
+    workers: int | None = None,
+) -> dict[str, Any]:
     """Run the whole build, holding the release's lock; returns the manifest it published.
 
     Args:
         config: validated configuration.
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
+        engine: ``local`` (:mod:`corpusforge.local.bitext`), ``beam``, or ``auto`` (local
+            unless a runner is named or a path is remote).
+        workers: filter processes of the local engine (default: this machine's cores).
     """
-    store = open_store(config.out, beam_args or [])
+    beam_args = list(beam_args or [])
+    store = open_store(config.out, beam_args)
     with store.locked():
-        result = start(config, beam_args, store)
-        manifest = finish(result, config.out, runner_name(beam_args or []), store)
+        if pair_engine(engine, [*config.inputs, config.out], beam_args) == "local":
+            from corpusforge.builds.local import build_paranmt
+
+            manifest = build_paranmt(config, beam_args, store, workers)
+        else:
+            result = start(config, beam_args, store)
+            manifest = finish(result, config.out, runner_name(beam_args), store)
     return require_manifest(manifest, config.out)
