@@ -15,6 +15,9 @@ block, a truncated stream, a bad CRC in the container) that output is thrown awa
 member is decoded again by the reference from the very chunks already read, so the lines kept
 before the damage, the reasons and the cut never depend on the decoder setting
 (``tests/hostile/test_decoders.py`` compares releases byte for byte).
+
+One module past 500 lines on purpose: both decoders, the replay and the line splitter keep
+one contract (the same lines, reasons and cut whatever the decoder), best read in one place.
 """
 
 from __future__ import annotations
