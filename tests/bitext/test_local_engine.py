@@ -51,10 +51,13 @@ def same_on_every_engine(
 
 
 def test_every_format_with_bad_records_and_a_cap(tmp_path: Path) -> None:
+    """One row per shard: pairs and dead letters spread over shards by their keys' hash."""
     inputs = tuple(write_fixtures(tmp_path / "in"))
     same_on_every_engine(
         bitext.build,
-        lambda out: BitextConfig(inputs=inputs, out=str(out), max_pairs_per_lang=2),
+        lambda out: BitextConfig(
+            inputs=inputs, out=str(out), max_pairs_per_lang=2, rows_per_shard=1
+        ),
         tmp_path,
     )
 
@@ -63,7 +66,8 @@ def test_real_tatoeba_languages_capped_over_many_partitions(
     realdata: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Three real Tatoeba language pairs, capped at 150 of their ~1,000 pairs each, with the
-    dedup partitions forced to a few kilobytes of input (dozens of partitions)."""
+    dedup partitions forced to a few kilobytes of input (dozens of partitions), and four
+    shards per language pair."""
     monkeypatch.setattr(engine, "PARTITION_BYTES", 4096)
     names = ("deu", "fra", "ara")
     sides = tuple(
@@ -73,9 +77,12 @@ def test_real_tatoeba_languages_capped_over_many_partitions(
     )
     expected = same_on_every_engine(
         bitext.build,
-        lambda out: BitextConfig(inputs=sides, out=str(out), max_pairs_per_lang=150, seed=7),
+        lambda out: BitextConfig(
+            inputs=sides, out=str(out), max_pairs_per_lang=150, seed=7, rows_per_shard=40
+        ),
         tmp_path,
     )
+    assert "pairs/tatoeba/en-de/part-00003-of-00004.parquet" in expected
     assert {name.split("/")[2] for name in expected if name.startswith("pairs/")} == {
         "en-de",
         "en-fr",

@@ -17,9 +17,7 @@ from corpusforge.builds.bitext import (
     DEAD_LETTERS,
     NOTHING_READ,
     ReleaseSpec,
-    _dead_key,
     _nothing_read,
-    bitext_sort_key,
     describe_input,
     prepare,
     publish_release,
@@ -65,9 +63,7 @@ def build_bitext(
         seed=config.seed,
         cap=config.max_pairs_per_lang,
         pair_schema=spec.pair_schema,
-        sort_key=bitext_sort_key,
         rows_per_shard=config.rows_per_shard,
-        dead_key=_dead_key,
         workers=workers or default_workers(),
     )
     options = {
@@ -96,7 +92,6 @@ def build_paranmt(
     Raises:
         InputError: no input yielded a pair (nothing is published).
     """
-    from corpusforge.builds.paranmt import paraphrase_sort_key
     from corpusforge.builds.paranmt import prepare as prepare_paranmt
 
     spec, uris = prepare_paranmt(config, beam_args, store)
@@ -113,9 +108,7 @@ def build_paranmt(
         seed=0,
         cap=None,
         pair_schema=spec.pair_schema,
-        sort_key=paraphrase_sort_key,
         rows_per_shard=config.rows_per_shard,
-        dead_key=_dead_key,
         workers=workers or default_workers(),
     )
 

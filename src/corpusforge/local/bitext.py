@@ -17,8 +17,10 @@ without holding the input in memory.
    first copy kept. With a cap, a first pass keeps each (dataset, group)'s smallest
    ``cap`` ranks (a 64-bit seeded hash and the 32-hex dedup key: about 50 bytes a pair) to
    fix its threshold, and a second pass keeps the pairs at or under it.
-4. **Write**: kept rows go to :class:`~corpusforge.sinks.parquet.ShardedWriter`, which
-   places and sorts them as the Beam sink does.
+4. **Write**: kept rows go, a frame at a time, to
+   :class:`~corpusforge.local.shards.FrameShards`, which places and sorts them as the Beam
+   sink does: pair rows by (dedup key, anchor, positive), the sort key of both builds
+   (``bitext_sort_key``, ``paraphrase_sort_key``); dead letters by their origin.
 
 Memory is one partition (about ``PARTITION_BYTES`` of input text), the writer's buffer and
 the window of batches in flight, whatever the input size. Nothing here depends on the
@@ -34,7 +36,7 @@ import os
 import shutil
 import sys
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +44,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.ipc
 
+from corpusforge.local.shards import FrameShards
 from corpusforge.pairing.candidates import (
     Candidate,
     Dropped,
@@ -52,7 +55,6 @@ from corpusforge.pairing.candidates import (
 )
 from corpusforge.pairing.filters import FilterReason
 from corpusforge.schemas import DEAD_LETTER, SchemaRef, arrow_schema
-from corpusforge.sinks.parquet import ShardedWriter
 from corpusforge.sources.opus.records import DeadLetter, RawPair, Skipped
 from corpusforge.sources.paranmt.parse import RawParaphrase
 from corpusforge.text.langid import LanguageIdentifier
@@ -69,8 +71,13 @@ IN_FLIGHT_PER_WORKER = 3
 PARTITION_BYTES = 48 << 20
 """Input bytes per dedup partition; a partition's candidates are about as large in memory."""
 MAX_PARTITIONS = 1024
-WRITER_ROWS = 200_000
-"""Rows the shard writers hold before spilling runs to disk."""
+DEAD_ROWS = 10_000
+"""Dead-letter rows held before they go to the writer's Arrow file."""
+PAIR_SORT_COLUMNS = ["_dedup", "anchor", "positive"]
+"""A pair row's sort key in both builds: ``pair_key(anchor, positive)`` (the dedup key,
+symmetric for paraphrases), anchor, positive."""
+DEAD_SORT_COLUMNS = ["_k_archive", "_k_member", "_k_line", "reason", "detail", "excerpt"]
+"""A dead-letter row's sort key, as ``corpusforge.builds.bitext._dead_key`` makes it."""
 
 META = ("_dataset", "_group", "_dedup", "_file", "_member", "_line", "_part", "_rank")
 ORDER = ["_group", "_dedup", "_dataset", "_file", "_member", "_line", "_part"]
@@ -87,9 +94,7 @@ class PairJob:
         seed: seed of the cap's rank.
         cap: pairs kept per (dataset, group); ``None`` keeps all.
         pair_schema: the schema of the rows written.
-        sort_key: orders and places rows in shards (as the Beam sink's).
         rows_per_shard: target rows per shard.
-        dead_key: orders and places dead-letter rows in shards.
         workers: filter processes; 1 filters in this process.
     """
 
@@ -99,9 +104,7 @@ class PairJob:
     seed: int
     cap: int | None
     pair_schema: SchemaRef
-    sort_key: Callable[[Mapping[str, Any]], Any]
     rows_per_shard: int
-    dead_key: Callable[[Mapping[str, Any]], Any]
     workers: int = 1
 
 
@@ -136,26 +139,25 @@ def run_pairs(
     partitions = max(1, min(MAX_PARTITIONS, math.ceil(input_bytes / PARTITION_BYTES)))
     os.makedirs(scratch, exist_ok=True)
     counts: Counter[CountKey] = Counter()
-    dead = ShardedWriter(
-        DEAD_LETTER,
-        job.dead_key,
-        job.rows_per_shard,
-        spill=_subfolder(scratch, "dead"),
-        buffer_rows=WRITER_ROWS,
+    dead = _DeadLetters(
+        FrameShards(
+            DEAD_LETTER, DEAD_SORT_COLUMNS, _same, job.rows_per_shard, _subfolder(scratch, "dead")
+        ),
+        dead_dest,
     )
     spill = _Partitions(_subfolder(scratch, "candidates"), partitions)
     try:
-        batches = _batches(records, counts, dead, dead_dest)
+        batches = _batches(records, counts, dead)
         for table, batch_counts in _filtered(job, batches):
             counts.update(batch_counts)
             spill.add(table)
         spill.close()
-        pairs = ShardedWriter(
+        pairs = FrameShards(
             job.pair_schema,
-            job.sort_key,
+            PAIR_SORT_COLUMNS,
+            _same,
             job.rows_per_shard,
-            spill=_subfolder(scratch, "pairs"),
-            buffer_rows=WRITER_ROWS,
+            _subfolder(scratch, "pairs"),
         )
         _keep_and_write(job, spill, pairs, pair_dest, counts)
         files = pairs.close() + dead.close()
@@ -163,6 +165,52 @@ def run_pairs(
         shutil.rmtree(scratch, ignore_errors=True)
     log.info("local engine: %d workers, %d partitions", max(job.workers, 1), partitions)
     return Staged(files, counts)
+
+
+def _same(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    return key
+
+
+class _DeadLetters:
+    """Dead-letter rows -> their writer, a frame of ``DEAD_ROWS`` at a time, with the columns
+    of their sort key."""
+
+    def __init__(self, writer: FrameShards, dest: str) -> None:
+        self._writer = writer
+        self._dest = dest
+        self._rows: list[dict[str, Any]] = []
+
+    def add(self, row: dict[str, Any]) -> None:
+        line = row["origin_line"]
+        self._rows.append(
+            {
+                **row,
+                "_k_archive": row["origin_archive"] or "",
+                "_k_member": row["origin_member"] or "",
+                "_k_line": line if line is not None else -1,
+            }
+        )
+        if len(self._rows) >= DEAD_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._rows:
+            schema = {**_DEAD_FRAME_SCHEMA}
+            self._writer.add(self._dest, pl.DataFrame(self._rows, schema=schema))
+            self._rows = []
+
+    def close(self) -> list[dict[str, Any]]:
+        self._flush()
+        return self._writer.close()
+
+
+_DEAD_FRAME_SCHEMA: dict[str, Any] = {
+    **{f.name: pl.String for f in arrow_schema(DEAD_LETTER)},
+    "origin_line": pl.Int64,
+    "_k_archive": pl.String,
+    "_k_member": pl.String,
+    "_k_line": pl.Int64,
+}
 
 
 def _subfolder(root: str, name: str) -> str:
@@ -175,7 +223,7 @@ def _subfolder(root: str, name: str) -> str:
 
 
 def _batches(
-    records: Iterable[Any], counts: Counter[CountKey], dead: ShardedWriter, dead_dest: str
+    records: Iterable[Any], counts: Counter[CountKey], dead: _DeadLetters
 ) -> Iterator[list[Raw]]:
     batch: list[Raw] = []
     for record in records:
@@ -192,7 +240,7 @@ def _batches(
             counts[("dead", record.reason)] += 1
             counts[("read", "records")] += record.records
             counts[("read", "dead_letter_lines")] += record.records
-            dead.add(dead_dest, record.to_row())
+            dead.add(record.to_row())
         else:
             key, n = record
             counts[key] += n
@@ -375,14 +423,13 @@ def _smallest(frame: pl.DataFrame, cap: int) -> pl.DataFrame:
 def _keep_and_write(
     job: PairJob,
     spill: _Partitions,
-    writer: ShardedWriter,
+    writer: FrameShards,
     pair_dest: Callable[[str, str], str],
     counts: Counter[CountKey],
 ) -> None:
     thresholds = None
     if job.cap is not None:
         thresholds = _thresholds(spill, job.cap, counts)
-    names = arrow_schema(job.pair_schema).names
     dests: dict[tuple[str, str], str] = {}
     for frame in spill.frames():
         part_counts: Counter[CountKey] = Counter()
@@ -401,5 +448,4 @@ def _keep_and_write(
         ).items():
             dest = dests.setdefault((dataset, group), pair_dest(dataset, group))
             counts[("rows", dataset, group)] += rows.height
-            for row in rows.select(names).iter_rows(named=True):
-                writer.add(dest, row)
+            writer.add(dest, rows)

@@ -110,6 +110,4 @@ def word_count(text: str) -> int:
     tokens = text.split()
     if text.isascii() or max(text, default="") < _FIRST_SPACELESS_CHAR:
         return len(tokens)  # no letter of a space-less script: one word per token
-    return sum(
-        1 if max(token) < _FIRST_SPACELESS_CHAR else _token_words(token) for token in tokens
-    )
+    return sum(1 if max(token) < _FIRST_SPACELESS_CHAR else _token_words(token) for token in tokens)
