@@ -38,7 +38,7 @@ from corpusforge.pairing.filters import (
     check_trigram_overlap,
     pair_key,
 )
-from corpusforge.sources.opus.records import ENGLISH, RawPair
+from corpusforge.sources.opus.records import ENGLISH, RawPair, bitext_row
 from corpusforge.sources.paranmt.parse import RawParaphrase
 from corpusforge.text.clean import CleanProfile, clean_text, one_line
 from corpusforge.text.langid import LanguageIdentifier
@@ -137,7 +137,7 @@ def bitext_candidate(
     assert rules.lengths is not None
     src = prepare_text(raw.src, rules.profile, rules.lowercase)
     trg = prepare_text(raw.trg, rules.profile, rules.lowercase)
-    row = dataclasses.replace(raw, src=src, trg=trg).to_bitext_row()
+    row = bitext_row(raw, src, trg)
     dataset, group = raw.dataset, f"{row['anchor_lang']}-{row['positive_lang']}"
     reason = check_bitext_length(row["anchor"], row["positive"], rules.lengths)
     if reason is None:
