@@ -31,7 +31,8 @@ def test_every_option_of_every_command_is_in_the_reference() -> None:
 def test_a_row_names_flag_type_default_and_help() -> None:
     text = flagdocs.render()
     twitter = text.split("## corpusforge twitter build\n")[1].split("\n## ")[0]
-    assert "| `--min-chars` | integer | `20` | minimum cleaned text length |" in twitter
+    row = "| `--min-chars` | integer | `20` | minimum cleaned text length (characters) |"
+    assert row in twitter
     assert "| `--lang` | text, repeatable | `en` |" in twitter
     assert "| `INPUTS` | text, one or more | required |" in twitter
     assert "field\\|fasttext" in twitter  # a bare | would split the table cell

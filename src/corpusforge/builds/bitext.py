@@ -48,7 +48,8 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.runners.runner import PipelineResult
 
 import corpusforge
-from corpusforge.config.bitext import BitextConfig, BitextPairsOptions, ParanmtPairsOptions
+from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions
+from corpusforge.config.bitext import BitextConfig
 from corpusforge.jobs import JobFailed, wait
 from corpusforge.jobs import run as run_job
 from corpusforge.pairing.filters import pair_key

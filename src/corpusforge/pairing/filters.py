@@ -34,6 +34,7 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
+from corpusforge.config.settings import setting
 from corpusforge.text.langid import normalize_lang, same_language
 from corpusforge.text.lengths import word_count
 from corpusforge.text.overlap import trigram_overlap
@@ -81,9 +82,14 @@ class BitextFilterConfig:
             the check off.
     """
 
-    min_tokens: int = 3
-    max_tokens: int = 100
-    max_length_ratio: float | None = 3.0
+    min_tokens: int = setting(3, help="fewest words per side (scripts without spaces: by letters)")
+    max_tokens: int = setting(100, help="most words per side")
+    max_length_ratio: float | None = setting(
+        3.0,
+        help="drop a pair whose longer side has this many times the tokens of the shorter "
+        "(OpusFilter's LengthRatioFilter); 0: no limit",
+        zero_is_none=True,
+    )
 
     def __post_init__(self) -> None:
         _require(
@@ -115,11 +121,17 @@ class ParaphraseFilterConfig:
         max_trigram_overlap: highest word-trigram overlap kept (P-SP: 0.7).
     """
 
-    min_mean_tokens: float = 5.0
-    max_mean_tokens: float = 40.0
-    min_score: float = 0.4
-    max_score: float = 1.0
-    max_trigram_overlap: float = 0.7
+    min_mean_tokens: float = setting(
+        5.0, help="lowest mean whitespace-token length of the two sides"
+    )
+    max_mean_tokens: float = setting(
+        40.0, help="highest mean whitespace-token length of the two sides"
+    )
+    min_score: float = setting(0.4, help="lowest paraphrase score kept")
+    max_score: float = setting(1.0, help="highest paraphrase score kept")
+    max_trigram_overlap: float = setting(
+        0.7, help="highest word-trigram overlap of the two sides kept", flag="max_overlap"
+    )
 
     def __post_init__(self) -> None:
         for name in (
@@ -158,7 +170,11 @@ class LanguageFilterConfig:
             default) only asks that the top prediction is the labelled language.
     """
 
-    min_confidence: float = 0.0
+    min_confidence: float = setting(
+        0.0,
+        help="lowest fastText probability of each side's expected language (0: top-1 only)",
+        flag="min_lid_confidence",
+    )
 
     def __post_init__(self) -> None:
         _finite("min_confidence", self.min_confidence)
