@@ -16,13 +16,12 @@ trigram overlap at most 0.7.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from corpusforge.config.common import (
     NO_CLEANING,
-    clean_profile,
+    TextCleaning,
     inputs_setting,
     lid_model_setting,
     out_setting,
@@ -40,9 +39,6 @@ from corpusforge.sources.opus.formats import OpusFormat
 from corpusforge.sources.opus.tsv import TsvLayout
 from corpusforge.sources.paranmt.parse import DATASET as PARANMT_DATASET
 from corpusforge.text.langid import normalize_lang
-
-if TYPE_CHECKING:
-    from corpusforge.text.clean import CleanProfile
 
 CLEAN_CHOICES = (NO_CLEANING, "paper", "ct")
 FORMATS = tuple(f.value for f in OpusFormat)
@@ -95,7 +91,7 @@ def _check_dataset(dataset: str | None) -> None:
 
 
 @dataclass(frozen=True)
-class BitextConfig:
+class BitextConfig(TextCleaning):
     """Everything that decides the rows of an OPUS bitext release.
 
     Attributes:
@@ -191,12 +187,6 @@ class BitextConfig:
         if not isinstance(self.seed, int):
             raise FlagError("seed", f"must be an integer, got {self.seed!r}")
 
-    @functools.cached_property
-    def profile(self) -> CleanProfile | None:
-        """The cleaning profile of ``clean`` and ``lowercase``, resolved once (``None``: no
-        cleaning); the stages take this."""
-        return clean_profile(self.clean, self.lowercase)
-
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready record of the configuration, for the manifest."""
         doc = dataclasses.asdict(self)
@@ -207,7 +197,7 @@ class BitextConfig:
 
 
 @dataclass(frozen=True)
-class ParaphraseConfig:
+class ParaphraseConfig(TextCleaning):
     """Everything that decides the rows of a ParaNMT release.
 
     Attributes:
@@ -240,11 +230,6 @@ class ParaphraseConfig:
             self.inputs, self.out, self.clean, self.lowercase, self.rows_per_shard, self.lid_model
         )
         _check_dataset(self.dataset)
-
-    @functools.cached_property
-    def profile(self) -> CleanProfile | None:
-        """The cleaning profile, resolved once, as for :class:`BitextConfig`."""
-        return clean_profile(self.clean, self.lowercase)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready record of the configuration, for the manifest."""

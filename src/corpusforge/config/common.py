@@ -6,6 +6,7 @@ config class assigns: ``rows_per_shard: int = rows_per_shard_setting()``.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from corpusforge.config.settings import setting
@@ -58,6 +59,29 @@ def lid_model_setting(help: str = LID_MODEL_HELP) -> Any:
         help: what the model is for, where it differs.
     """
     return setting(None, help=help)
+
+
+class TextCleaning:
+    """The resolved ``--clean``/``--lowercase`` of a bitext or ParaNMT config, for its stages.
+
+    A config with the settings ``clean`` and ``lowercase`` derives from this class; the
+    profile is resolved once per config (:attr:`profile`), and the stages take it and
+    :attr:`lowercase_only` rather than the flags.
+    """
+
+    clean: str
+    lowercase: bool | None
+
+    @functools.cached_property
+    def profile(self) -> CleanProfile | None:
+        """The cleaning profile of ``clean`` and ``lowercase`` (``None``: no cleaning)."""
+        return clean_profile(self.clean, self.lowercase)
+
+    @property
+    def lowercase_only(self) -> bool:
+        """With no cleaning profile, whether ``--lowercase`` still lowercases both sides (a
+        profile carries its own lowercasing)."""
+        return self.profile is None and bool(self.lowercase)
 
 
 def clean_profile(clean: str, lowercase: bool | None = None) -> CleanProfile | None:
