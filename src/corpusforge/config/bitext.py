@@ -29,7 +29,7 @@ from corpusforge.config.common import (
     seed_setting,
 )
 from corpusforge.config.flags import FlagError
-from corpusforge.config.settings import group, setting
+from corpusforge.config.settings import check_choices, group, setting
 from corpusforge.pairing.filters import (
     BitextFilterConfig,
     LanguageFilterConfig,
@@ -63,31 +63,26 @@ def _lowercase_setting() -> Any:
     )
 
 
-def _check_common(
-    inputs: tuple[str, ...],
-    out: str,
-    clean: str,
-    lowercase: bool | None,
-    rows_per_shard: int,
-    lid_model: str | None,
-) -> None:
-    if not inputs or any(not uri for uri in inputs):
-        raise FlagError("input", f"must name at least one file, got {inputs!r}")
-    if not out:
+def _check_common(config: BitextConfig | ParaphraseConfig) -> None:
+    """The checks of the settings the bitext and ParaNMT configs share."""
+    check_choices(config)  # clean, and bitext's format and tsv_layout
+    if not config.inputs or any(not uri for uri in config.inputs):
+        raise FlagError("input", f"must name at least one file, got {config.inputs!r}")
+    if not config.out:
         raise FlagError("out", "must name a release directory")
-    if clean not in CLEAN_CHOICES:
-        raise FlagError("clean", f"must be one of {', '.join(CLEAN_CHOICES)}, got {clean!r}")
-    if lowercase not in (None, True, False):
-        raise FlagError("lowercase", f"must be on, off or unset, got {lowercase!r}")
-    if not isinstance(rows_per_shard, int) or rows_per_shard < 1:
-        raise FlagError("rows_per_shard", f"must be an integer >= 1, got {rows_per_shard!r}")
-    if lid_model is not None and not lid_model:
+    if config.lowercase not in (None, True, False):
+        raise FlagError("lowercase", f"must be on, off or unset, got {config.lowercase!r}")
+    rows = config.rows_per_shard
+    if not isinstance(rows, int) or rows < 1:
+        raise FlagError("rows_per_shard", f"must be an integer >= 1, got {rows!r}")
+    if config.lid_model is not None and not config.lid_model:
         raise FlagError("lid_model", "must be a path, or left out for the bundled lid.176.ftz")
-
-
-def _check_dataset(dataset: str | None) -> None:
-    if dataset is not None and (not dataset.strip() or "/" in dataset or "\\" in dataset):
-        raise FlagError("dataset", f"must be a non-empty name without slashes, got {dataset!r}")
+    if config.dataset is not None and (
+        not config.dataset.strip() or "/" in config.dataset or "\\" in config.dataset
+    ):
+        raise FlagError(
+            "dataset", f"must be a non-empty name without slashes, got {config.dataset!r}"
+        )
 
 
 @dataclass(frozen=True)
@@ -160,16 +155,7 @@ class BitextConfig(TextCleaning):
     rows_per_shard: int = rows_per_shard_setting()
 
     def __post_init__(self) -> None:
-        _check_common(
-            self.inputs, self.out, self.clean, self.lowercase, self.rows_per_shard, self.lid_model
-        )
-        _check_dataset(self.dataset)
-        if self.format is not None and self.format not in FORMATS:
-            raise FlagError("format", f"must be one of {', '.join(FORMATS)}, got {self.format!r}")
-        if self.tsv_layout is not None and self.tsv_layout not in TSV_LAYOUTS:
-            raise FlagError(
-                "tsv_layout", f"must be one of {', '.join(TSV_LAYOUTS)}, got {self.tsv_layout!r}"
-            )
+        _check_common(self)
         for name in ("src_lang", "trg_lang"):
             value = getattr(self, name)
             if value is not None:
@@ -226,10 +212,7 @@ class ParaphraseConfig(TextCleaning):
     rows_per_shard: int = rows_per_shard_setting()
 
     def __post_init__(self) -> None:
-        _check_common(
-            self.inputs, self.out, self.clean, self.lowercase, self.rows_per_shard, self.lid_model
-        )
-        _check_dataset(self.dataset)
+        _check_common(self)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready record of the configuration, for the manifest."""

@@ -239,6 +239,27 @@ def flag_name(config: type, field: str) -> str:
     raise AttributeError(f"{config.__name__} has no field {field!r}")
 
 
+def check_choices(config: Any) -> None:
+    """Refuse a setting's value outside its declared choices, naming its flag.
+
+    Args:
+        config: a config instance; call it from its ``__post_init__``.
+
+    Raises:
+        FlagError: ``--clean must be one of paper, ct, got 'loud'``.
+    """
+    for field in dataclasses.fields(config):
+        meta = _setting_of(field)
+        if meta is None or not meta.choices:
+            continue
+        value = getattr(config, field.name)
+        if value is not None and value not in meta.choices:
+            raise FlagError(
+                meta.flag or field.name,
+                f"must be one of {', '.join(meta.choices)}, got {value!r}",
+            )
+
+
 def from_flags(config: type[C], values: Mapping[str, Any]) -> C:
     """``config`` with the flags' values (by flag name); absent or ``None`` keeps a default.
 

@@ -24,7 +24,7 @@ from corpusforge.config.common import (
     seed_setting,
 )
 from corpusforge.config.flags import FlagError
-from corpusforge.config.settings import group, setting
+from corpusforge.config.settings import check_choices, group, setting
 from corpusforge.pairing.benchmarks import BenchmarkConfig
 from corpusforge.sources.twitter.archive import ReadLimits
 from corpusforge.text.langid import known_lang
@@ -124,19 +124,9 @@ class TwitterConfig:
     )
 
     def __post_init__(self) -> None:
-        if self.extract_engine not in ENGINES:
-            raise FlagError(
-                "extract_engine",
-                f"must be one of {', '.join(ENGINES)}, got {self.extract_engine!r}",
-            )
-        if self.pair_engine not in ENGINES:
-            raise FlagError(
-                "pair_engine", f"must be one of {', '.join(ENGINES)}, got {self.pair_engine!r}"
-            )
+        check_choices(self)  # clean, lid, extract_engine, pair_engine
         if not 0 <= self.pair_partitions <= 64:
             raise FlagError("pair_partitions", f"must be in [0, 64], got {self.pair_partitions}")
-        if self.lid not in LIDS:
-            raise FlagError("lid", f"must be field or fasttext, got {self.lid!r}")
         if self.pairs_per_dataset is not None and self.pairs_per_dataset < 1:
             raise FlagError("pairs_per_dataset", f"must be >= 1, got {self.pairs_per_dataset}")
         if not self.inputs:
@@ -146,10 +136,6 @@ class TwitterConfig:
         if not self.langs:
             raise FlagError("lang", "must name at least one language")
         object.__setattr__(self, "langs", tuple(dict.fromkeys(_lang(c) for c in self.langs)))
-        if self.clean not in CLEAN_PROFILES:
-            raise FlagError(
-                "clean", f"must be one of {', '.join(CLEAN_PROFILES)}, got {self.clean!r}"
-            )
         if self.min_chars < 0:
             raise FlagError("min_chars", f"must be >= 0, got {self.min_chars}")
         if self.rows_per_shard < 1:
