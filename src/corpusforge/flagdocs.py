@@ -6,8 +6,9 @@
 The reference is generated from the command objects the CLI runs (typer's click commands:
 each parameter's name, type, default and help), never from a hand-written list, so a flag
 cannot be added without appearing here; ``tests/docs`` regenerates it and fails when the
-committed file differs. Wherever the settings come to be declared, the reference follows as
-long as the commands are built from that declaration.
+committed file differs. The build commands' options are generated from the settings declared
+in the config dataclasses (:mod:`corpusforge.config.settings`), so a setting's help, unit,
+choices and default reach this reference from that one declaration.
 """
 
 from __future__ import annotations

@@ -195,6 +195,11 @@ def _setting_of(field: dataclasses.Field[Any]) -> Setting | None:
     return value if isinstance(value, Setting) else None
 
 
+def _flag(field: dataclasses.Field[Any], annotation: Any, meta: Setting) -> Flag:
+    """The flag of a config's own field (its path is the field's name)."""
+    return Flag(meta.flag or field.name, (field.name,), annotation, field.default, meta)
+
+
 def flags(config: type) -> tuple[Flag, ...]:
     """Every setting of ``config`` and of its groups, in declaration order.
 
@@ -215,8 +220,7 @@ def flags(config: type) -> tuple[Flag, ...]:
         if meta.group:
             found += [dataclasses.replace(f, path=(field.name, *f.path)) for f in flags(annotation)]
             continue
-        default = field.default
-        found.append(Flag(meta.flag or field.name, (field.name,), annotation, default, meta))
+        found.append(_flag(field, annotation, meta))
     names = [f.name for f in found]
     if len(set(names)) < len(names):
         raise TypeError(f"{config.__name__} declares a flag twice: {sorted(names)}")
@@ -279,7 +283,7 @@ def from_flags(config: type[C], values: Mapping[str, Any]) -> C:
         if meta.group:
             kwargs[field.name] = from_flags(hints[field.name], values)
             continue
-        flag = Flag(meta.flag or field.name, (field.name,), hints[field.name], field.default, meta)
+        flag = _flag(field, hints[field.name], meta)
         kwargs[field.name] = flag.field_value(values.get(flag.name))
     return config(**kwargs)
 
