@@ -52,14 +52,13 @@ class PipelineFlags(PipelineOptions):
     @classmethod
     def _add_argparse_args(cls, parser: Any) -> None:
         """The flags of :attr:`config_class`'s settings, spelled ``--min_chars``."""
-        if cls.config_class is not None:
-            add_beam_flags(parser, cls.config_class)
+        _add_config_flags(cls, parser)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Give the subclass its own ``_add_argparse_args``: ``PipelineOptions.__init__``
-        parses the flags of the classes of the MRO that define one in their ``__dict__``."""
+        """Give each pipeline's class its own ``_add_argparse_args``: ``PipelineOptions``
+        parses the flags of those classes of its MRO that define one themselves."""
         super().__init_subclass__(**kwargs)
-        cls._add_argparse_args = classmethod(PipelineFlags._add_argparse_args.__func__)  # type: ignore[assignment,attr-defined]
+        cls._add_argparse_args = classmethod(_add_config_flags)  # type: ignore[method-assign,assignment]
 
     @classmethod
     def split(cls, argv: list[str]) -> tuple[Self, list[str]]:
@@ -94,6 +93,11 @@ class PipelineFlags(PipelineOptions):
             return from_flags(config, self.own_flags())
         except FlagError as exc:
             raise BeamFlagError(exc.setting, exc.problem) from None
+
+
+def _add_config_flags(cls: type[PipelineFlags], parser: Any) -> None:
+    if cls.config_class is not None:
+        add_beam_flags(parser, cls.config_class)
 
 
 class TwitterPairsOptions(PipelineFlags):
