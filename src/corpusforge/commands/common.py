@@ -95,8 +95,8 @@ def with_settings(config: type) -> Callable[[Command], Command]:
 
 
 def config_from_options(
-    config: type[Any], ctx: typer.Context, runner: str | None, settings: dict[str, Any]
-) -> tuple[Any, list[str]]:
+    config: type[Config], ctx: typer.Context, runner: str | None, settings: dict[str, Any]
+) -> tuple[Config, list[str]]:
     """The validated config of a build command's settings, and its Beam flags.
 
     Args:
@@ -116,14 +116,6 @@ def config_from_options(
         return from_flags(config, values), args
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
-
-
-def beam_args(ctx: typer.Context, runner: str | None) -> list[str]:
-    """The Beam pipeline flags of a build: the extra arguments, and ``--runner`` if given."""
-    args = list(ctx.args)
-    if runner:
-        args.append(f"--runner={runner}")
-    return args
 
 
 def inputs_and_beam_args(
