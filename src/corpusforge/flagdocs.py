@@ -178,8 +178,41 @@ def command_section(path: tuple[str, ...], command: Any) -> str:
     return "\n".join(lines)
 
 
+def entry_points_section() -> str:
+    """The Beam entry points' flags: each build's settings, spelled as Beam spells them.
+
+    They come from the same declarations as the build commands' options
+    (:func:`corpusforge.config.settings.flags`), so only their names are listed here.
+    """
+    from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
+    from corpusforge.config.settings import flags
+    from corpusforge.config.twitter import TwitterConfig
+
+    lines = [
+        "## Beam entry points",
+        "",
+        "Each takes the settings of its build command, spelled with underscores (`--min_chars`),",
+        "the inputs as a repeated `--input`, and Beam's own pipeline options (`--runner`,",
+        "`--project`, …); what each sets, and its default, is in its build command's table.",
+        "",
+    ]
+    for module, command, config in [
+        ("pipelines.twitter_pairs", "twitter build", TwitterConfig),
+        ("pipelines.bitext_pairs", "bitext build", BitextConfig),
+        ("pipelines.paranmt_pairs", "paranmt build", ParaphraseConfig),
+    ]:
+        names = []
+        for flag in flags(config):
+            names.append(f"`--{flag.name}`")
+            if flag.value_type is bool:
+                names.append(f"`--no_{flag.name}`")
+        lines += [f"`python -m {module}` (as `corpusforge {command}`): {', '.join(names)}", ""]
+    return "\n".join(lines)
+
+
 def render(root: Any | None = None) -> str:
-    """The whole reference: the build commands first, then every other command.
+    """The whole reference: the build commands first, then every other command, then the
+    Beam entry points (when ``root`` is ``corpusforge``'s).
 
     Args:
         root: the click command to document (default: ``corpusforge``'s).
@@ -188,6 +221,8 @@ def render(root: Any | None = None) -> str:
     builds = [c for c in commands if c[0][-1:] == ("build",)]
     others = [c for c in commands if c[0][-1:] != ("build",)]
     sections = [command_section(path, command) for path, command in [*builds, *others]]
+    if root is None:
+        sections.append(entry_points_section())
     return HEADER + "\n" + "\n".join(sections)
 
 

@@ -45,6 +45,15 @@ def test_a_row_names_flag_type_default_and_help() -> None:
     assert f"| `--layout` | {layouts} | `zip-2020` |" in synth
 
 
+def test_the_beam_entry_points_list_their_flags_in_beam_spelling() -> None:
+    beam = flagdocs.render().split("## Beam entry points\n")[1]
+    twitter = beam.split("`python -m pipelines.twitter_pairs`")[1].split("\n")[0]
+    assert "`--min_chars`" in twitter and "`--benchmark_queries`" in twitter
+    assert "`--clean`" in twitter and "`--no_lowercase`" not in twitter
+    bitext = beam.split("`python -m pipelines.bitext_pairs`")[1].split("\n")[0]
+    assert "`--lowercase`, `--no_lowercase`" in bitext
+
+
 def test_build_commands_come_first() -> None:
     sections = [line for line in flagdocs.render().splitlines() if line.startswith("## ")]
     builds = [s for s in sections if s.endswith(" build")]
