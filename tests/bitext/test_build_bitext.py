@@ -24,7 +24,8 @@ from corpusforge.builds.bitext import (
     build,
 )
 from corpusforge.commands.bitext import app
-from corpusforge.config.bitext import BitextConfig, BitextPairsOptions
+from corpusforge.config.beam import BitextPairsOptions
+from corpusforge.config.bitext import BitextConfig
 from corpusforge.schemas import BITEXT, DEAD_LETTER, MANIFEST, arrow_schema, validate_json
 from pipelines.bitext_pairs import run
 
@@ -305,7 +306,7 @@ def test_pipeline_options_give_the_bitext_defaults() -> None:
     assert cleaned.to_config().profile.lowercase is False  # type: ignore[union-attr]
     with pytest.raises(ValueError, match="format must be one of"):
         BitextConfig(inputs=("a",), out="o", format="csv")
-    with pytest.raises(ValueError, match="max_pairs_per_lang"):
+    with pytest.raises(ValueError, match="--max-pairs-per-lang must be"):
         BitextConfig(inputs=("a",), out="o", max_pairs_per_lang=0)
 
 

@@ -48,7 +48,8 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.runners.runner import PipelineResult
 
 import corpusforge
-from corpusforge.config.bitext import BitextConfig, BitextPairsOptions, ParanmtPairsOptions
+from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions
+from corpusforge.config.bitext import BitextConfig
 from corpusforge.jobs import JobFailed, wait
 from corpusforge.jobs import run as run_job
 from corpusforge.pairing.filters import pair_key
@@ -755,7 +756,6 @@ def start(
     """
     beam_args = list(beam_args or [])
     spec, plan, uris = prepare(config, beam_args, store or open_store(config.out))
-    profile = config.profile
     p = beam.Pipeline(options=pipeline_options(beam_args))
     read = (
         p
@@ -775,8 +775,8 @@ def start(
         lid_model=config.lid_model,
         seed=config.seed,
         max_pairs_per_lang=config.max_pairs_per_lang,
-        profile=profile,
-        lowercase=profile is None and bool(config.lowercase),
+        profile=config.profile,
+        lowercase=config.lowercase_only,
     )
     counts = (read["counts"], pairs["counts"]) | "AllCounts" >> beam.Flatten()
     _ = {

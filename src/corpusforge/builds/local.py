@@ -50,14 +50,13 @@ def build_bitext(
         InputError: no input yielded a pair (nothing is published).
     """
     spec, plan, uris = prepare(config, beam_args, store)
-    profile = config.profile
     job = PairJob(
         kind="bitext",
         rules=PairRules(
             language=config.language,
             lengths=config.filters,
-            profile=profile,
-            lowercase=profile is None and bool(config.lowercase),
+            profile=config.profile,
+            lowercase=config.lowercase_only,
         ),
         lid_model=config.lid_model,
         seed=config.seed,
@@ -95,14 +94,13 @@ def build_paranmt(
     from corpusforge.builds.paranmt import prepare as prepare_paranmt
 
     spec, uris = prepare_paranmt(config, beam_args, store)
-    profile = config.profile
     job = PairJob(
         kind="paraphrase",
         rules=PairRules(
             language=config.language,
             paraphrase=config.filters,
-            profile=profile,
-            lowercase=profile is None and bool(config.lowercase),
+            profile=config.profile,
+            lowercase=config.lowercase_only,
         ),
         lid_model=config.lid_model,
         seed=0,

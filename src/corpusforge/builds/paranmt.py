@@ -104,7 +104,6 @@ def start(
     """
     beam_args = list(beam_args or [])
     spec, uris = prepare(config, beam_args, store or open_store(config.out))
-    profile = config.profile
     p = beam.Pipeline(options=pipeline_options(beam_args))
     files = p | "Inputs" >> beam.Create(uris)
     read = files | "Read" >> ReadParaphrases(config.dataset)
@@ -112,8 +111,8 @@ def start(
         filters=config.filters,
         language=config.language,
         lid_model=config.lid_model,
-        profile=profile,
-        lowercase=profile is None and bool(config.lowercase),
+        profile=config.profile,
+        lowercase=config.lowercase_only,
     )
     counts = (read["counts"], pairs["counts"]) | "AllCounts" >> beam.Flatten()
     _ = {

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from corpusforge.config.flags import FlagError
+from corpusforge.config.settings import setting
 
 BZ2_MAGIC = b"BZh"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -116,10 +117,20 @@ class ReadLimits:
             Real archive members compress about 10 to 1.
     """
 
-    max_line_bytes: int = 1 << 20
-    max_member_bytes: int = 4 << 30
-    bz2_threads: int = 2
-    max_member_ratio: float = 100
+    max_line_bytes: int = setting(
+        1 << 20, help="longest line read; a longer one is dead-lettered", unit="bytes"
+    )
+    max_member_bytes: int = setting(
+        4 << 30, help="cap on decompressed bytes per archive member", unit="bytes"
+    )
+    bz2_threads: int = setting(
+        2, help="fast bz2 decoder threads per member (0: stdlib only; 2: both laptop cores)"
+    )
+    max_member_ratio: float = setting(
+        100,
+        help="cap on a member's decompressed/compressed bytes past its first 8 MiB "
+        "(a decompression bomb is cut, read_member_ratio_too_high); 0: off",
+    )
 
     def __post_init__(self) -> None:
         if self.bz2_threads < 0:
