@@ -668,12 +668,13 @@ def run_entry_point(
         config = flags.to_config()
         store = open_store(config.out, beam_args)
         with store.locked():
-            manifest = finish(
-                start_build(config, beam_args, store),
-                config.out,
-                runner_name(beam_args),
-                store,
-            )
+            if pair_engine(config.engine, [*config.inputs, config.out], beam_args) == "local":
+                from corpusforge.builds.local import build_locally
+
+                manifest = build_locally(config, beam_args, store)
+            else:
+                result = start_build(config, beam_args, store)
+                manifest = finish(result, config.out, runner_name(beam_args), store)
     except JobFailed as exc:  # the runner's failure, not the input's
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -788,29 +789,23 @@ def start(
     return run_job(p)
 
 
-def build(
-    config: BitextConfig,
-    beam_args: list[str] | None = None,
-    *,
-    engine: str = "beam",
-    workers: int | None = None,
-) -> dict[str, Any]:
+def build(config: BitextConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
     """Run the whole build, holding the release's lock; returns the manifest it published.
+
+    ``config.engine`` says where: the local engine (:mod:`corpusforge.builds.local`) or the
+    Beam pipeline; the release is the same.
 
     Args:
         config: validated configuration.
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
-        engine: ``local`` (:mod:`corpusforge.local.bitext`), ``beam``, or ``auto`` (local
-            unless a runner is named or a path is remote).
-        workers: filter processes of the local engine (default: this machine's cores).
     """
     beam_args = list(beam_args or [])
     store = open_store(config.out, beam_args)
     with store.locked():
-        if pair_engine(engine, [*config.inputs, config.out], beam_args) == "local":
-            from corpusforge.builds.local import build_bitext
+        if pair_engine(config.engine, [*config.inputs, config.out], beam_args) == "local":
+            from corpusforge.builds.local import build_locally
 
-            manifest = build_bitext(config, beam_args, store, workers)
+            manifest = build_locally(config, beam_args, store)
         else:
             result = start(config, beam_args, store)
             manifest = finish(result, config.out, runner_name(beam_args), store)

@@ -41,6 +41,20 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
+def build_locally(
+    config: BitextConfig | ParaphraseConfig, beam_args: list[str], store: ReleaseStore
+) -> dict[str, Any] | None:
+    """The build of ``config`` on the local engine, under the lock the caller holds; the
+    manifest it published.
+
+    Raises:
+        InputError: no input yielded a pair (nothing is published).
+    """
+    if isinstance(config, BitextConfig):
+        return build_bitext(config, beam_args, store, config.workers)
+    return build_paranmt(config, beam_args, store, config.workers)
+
+
 def build_bitext(
     config: BitextConfig, beam_args: list[str], store: ReleaseStore, workers: int | None
 ) -> dict[str, Any] | None:

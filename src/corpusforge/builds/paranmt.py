@@ -124,29 +124,23 @@ def start(
     return run_job(p)
 
 
-def build(
-    config: ParaphraseConfig,
-    beam_args: list[str] | None = None,
-    *,
-    engine: str = "beam",
-    workers: int | None = None,
-) -> dict[str, Any]:
+def build(config: ParaphraseConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
     """Run the whole build, holding the release's lock; returns the manifest it published.
+
+    ``config.engine`` says where: the local engine (:mod:`corpusforge.builds.local`) or the
+    Beam pipeline; the release is the same.
 
     Args:
         config: validated configuration.
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
-        engine: ``local`` (:mod:`corpusforge.local.bitext`), ``beam``, or ``auto`` (local
-            unless a runner is named or a path is remote).
-        workers: filter processes of the local engine (default: this machine's cores).
     """
     beam_args = list(beam_args or [])
     store = open_store(config.out, beam_args)
     with store.locked():
-        if pair_engine(engine, [*config.inputs, config.out], beam_args) == "local":
-            from corpusforge.builds.local import build_paranmt
+        if pair_engine(config.engine, [*config.inputs, config.out], beam_args) == "local":
+            from corpusforge.builds.local import build_locally
 
-            manifest = build_paranmt(config, beam_args, store, workers)
+            manifest = build_locally(config, beam_args, store)
         else:
             result = start(config, beam_args, store)
             manifest = finish(result, config.out, runner_name(beam_args), store)
