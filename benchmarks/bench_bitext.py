@@ -3,11 +3,16 @@
     PYTHONPATH=src python benchmarks/bench_bitext.py --lines 400000 --runs 3
     PYTHONPATH=src python benchmarks/bench_bitext.py --lines 250000,1000000,4000000 --runs 1
     PYTHONPATH=src python benchmarks/bench_bitext.py --lines 100000 --engines local,beam
+    PYTHONPATH=src python benchmarks/bench_bitext.py --kind paranmt --lines 1000000
 
 Input: a Moses pair written from the real Tatoeba deu-eng sample
 (``../shared/realdata/tatoeba-laser-v1``): line ``i`` joins sentences ``i mod n`` and
 ``(i // n) mod n`` (``n`` = 1,000) on both sides, so up to a million lines are distinct,
-real translations; past that the lines repeat (and are deduplicated).
+real translations; past that the lines repeat (and are deduplicated). With ``--kind
+paranmt``, a ParaNMT file (``reference TAB paraphrase TAB score``, lowercased as ParaNMT is)
+from the real STS benchmark's training pairs (``../shared/realdata/stsbenchmark``): line ``i``
+joins pairs ``i mod n`` and ``(i // n) mod n`` (``n`` about 5,700), its score their mean
+score / 5.
 
 For each size, each run, in fresh processes (so peak RSS is the process's own VmHWM):
 
@@ -36,6 +41,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 TATOEBA = REPO.parent / "shared" / "realdata" / "tatoeba-laser-v1" / "tatoeba.deu-eng"
+STS = REPO.parent / "shared" / "realdata" / "stsbenchmark" / "sts-train.csv"
 
 
 def write_pair(folder: Path, lines: int) -> tuple[Path, Path]:
@@ -51,6 +57,23 @@ def write_pair(folder: Path, lines: int) -> tuple[Path, Path]:
     return paths
 
 
+def write_paranmt(folder: Path, lines: int) -> tuple[Path, Path]:
+    """``para-nmt-bench.txt`` of ``lines`` lines, and the same path (the ceiling reads both
+    columns from it)."""
+    pairs = []
+    for row in STS.read_text(encoding="utf-8").splitlines():
+        cells = row.split("\t")
+        if len(cells) >= 7:
+            pairs.append((cells[5].lower(), cells[6].lower(), float(cells[4]) / 5))
+    n = len(pairs)
+    path = folder / "para-nmt-bench.txt"
+    with path.open("w", encoding="utf-8") as f:
+        for i in range(lines):
+            a, b = pairs[i % n], pairs[(i // n) % n]
+            f.write(f"{a[0]} {b[0]}\t{a[1]} {b[1]}\t{(a[2] + b[2]) / 2:.4f}\n")
+    return path, path
+
+
 CHILD = r"""
 import json, sys, time
 mode, args = sys.argv[1], json.loads(sys.argv[2])
@@ -59,19 +82,33 @@ if mode == "ceiling":
     from corpusforge.text.langid import LanguageIdentifier
     lid = LanguageIdentifier.load(None)
     n = 0
-    with open(args["de"], encoding="utf-8") as de, open(args["en"], encoding="utf-8") as en:
-        for a, b in zip(de, en):
-            lid.predict(a.rstrip("\n"))
-            lid.predict(b.rstrip("\n"))
-            n += 1
+    if args["kind"] == "paranmt":
+        with open(args["de"], encoding="utf-8") as f:
+            for line in f:
+                a, b, _ = line.rstrip("\n").split("\t")
+                lid.predict(a)
+                lid.predict(b)
+                n += 1
+    else:
+        with open(args["de"], encoding="utf-8") as de, open(args["en"], encoding="utf-8") as en:
+            for a, b in zip(de, en):
+                lid.predict(a.rstrip("\n"))
+                lid.predict(b.rstrip("\n"))
+                n += 1
     result = {"lines": n}
 else:
     import logging
     logging.disable(logging.WARNING)
-    from corpusforge.builds.bitext import build
-    from corpusforge.config.bitext import BitextConfig
-    m = build(BitextConfig(inputs=(args["de"], args["en"]), out=args["out"]),
-              engine=mode, workers=args["workers"])
+    if args["kind"] == "paranmt":
+        from corpusforge.builds.paranmt import build
+        from corpusforge.config.bitext import ParaphraseConfig
+        m = build(ParaphraseConfig(inputs=(args["de"],), out=args["out"],
+                                   engine=mode, workers=args["workers"]))
+    else:
+        from corpusforge.builds.bitext import build
+        from corpusforge.config.bitext import BitextConfig
+        m = build(BitextConfig(inputs=(args["de"], args["en"]), out=args["out"],
+                               engine=mode, workers=args["workers"]))
     result = {"rows": sum(d["rows"] for d in m["datasets"].values())}
 result["seconds"] = time.perf_counter() - start
 import resource
@@ -105,18 +142,20 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--engines", default="local", help="local, beam or both")
     parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--kind", choices=("bitext", "paranmt"), default="bitext")
     opts = parser.parse_args()
     print(f"# {platform.node()} {os.cpu_count()} cores, python {platform.python_version()}")
     summary = []
     for lines in (int(x) for x in opts.lines.split(",")):
         with tempfile.TemporaryDirectory() as tmp:
-            de, en = write_pair(Path(tmp), lines)
+            writer = write_paranmt if opts.kind == "paranmt" else write_pair
+            de, en = writer(Path(tmp), lines)
             results: dict[str, list[dict[str, float]]] = {}
             for run in range(opts.runs):
                 modes = ["ceiling", *opts.engines.split(",")]
                 for mode in modes:
                     args = {"de": str(de), "en": str(en), "out": f"{tmp}/rel-{mode}",
-                            "workers": opts.workers}  # fmt: skip
+                            "workers": opts.workers, "kind": opts.kind}  # fmt: skip
                     r = run_child(mode, args)
                     results.setdefault(mode, []).append(r)
                     print(f"{lines:>9,} lines  run {run + 1}  {mode:<8} {r['seconds']:7.1f} s  "
