@@ -58,7 +58,6 @@ from corpusforge.release.accounting import (
     AccountingError,
     twitter_accounting,
 )
-from corpusforge.release.deadletter import empty_shard
 from corpusforge.release.io import (
     COUNTS,
     FILES,
@@ -73,6 +72,7 @@ from corpusforge.release.io import (
 )
 from corpusforge.release.manifest import assemble, file_entries, publish, software_versions
 from corpusforge.release.publish import open_store, sidecars
+from corpusforge.release.staging import empty_shard, place_staged
 from corpusforge.schemas import (
     BENCHMARK,
     DEAD_LETTER,
@@ -312,14 +312,7 @@ def _publish(config: TwitterConfig, staging: str) -> list[dict[str, Any]]:
     reader always finds the schema, even where no row qualified.
     """
     staged = read_json(join(staging, FILES)) if FileSystems.exists(join(staging, FILES)) else []
-    for folder in (layout.PAIRS, layout.BENCHMARKS):
-        delete_tree(join(config.out, folder))
-    published = []
-    for info in staged:
-        target = join(config.out, relative(info["path"], staging))
-        ensure_dir(target.rsplit("/", 1)[0])
-        FileSystems.rename([info["path"]], [target])
-        published.append({**info, "path": target})
+    published = place_staged(staged, staging, config.out, (layout.PAIRS, layout.BENCHMARKS))
     present = {relative(i["path"], config.out).rsplit("/", 1)[0] for i in published}
     present |= {relative(i["path"], config.out) for i in published}
     for dataset in (*DATASETS, "all"):

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from corpusforge.release.io import ensure_dir, join
 from corpusforge.release.layout import DEAD_LETTERS
-from corpusforge.schemas import DEAD_LETTER, SchemaRef, arrow_schema
-from corpusforge.sinks.parquet import WriteParquetShards, shard_name, write_rows
+from corpusforge.release.staging import empty_shard
+from corpusforge.schemas import DEAD_LETTER
+from corpusforge.sinks.parquet import WriteParquetShards
 
 
 def _origin(row: Mapping[str, Any]) -> tuple[str, str, int, str, str]:
@@ -53,19 +53,6 @@ class WriteDeadLetters(WriteParquetShards):
         self, rows_per_shard: int, key: Callable[[Mapping[str, Any]], Any] = dead_letter_key
     ) -> None:
         super().__init__(DEAD_LETTER, key, rows_per_shard)
-
-
-def empty_shard(root: str, folder: str, schema: SchemaRef) -> dict[str, Any]:
-    """Write ``folder/part-00000-of-00001.parquet`` with no row; its ShardInfo.
-
-    Args:
-        root: the release (or its draft).
-        folder: relative to ``root`` (``dead_letter``, ``pairs/<dataset>``).
-        schema: the file's schema.
-    """
-    target = join(root, folder)
-    ensure_dir(target)
-    return write_rows(join(target, shard_name(0, 1)), [], arrow_schema(schema))
 
 
 def empty_dead_letters(root: str) -> dict[str, Any]:

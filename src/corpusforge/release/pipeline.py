@@ -26,10 +26,9 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
 from corpusforge.release.accounting import AccountingError, pair_accounting
-from corpusforge.release.deadletter import WriteDeadLetters, empty_dead_letters, empty_shard
+from corpusforge.release.deadletter import WriteDeadLetters, empty_dead_letters
 from corpusforge.release.io import (
     delete_tree,
-    ensure_dir,
     join,
     relative,
     write_json,
@@ -54,6 +53,7 @@ from corpusforge.release.manifest import (
     software_versions,
 )
 from corpusforge.release.publish import ReleaseStore
+from corpusforge.release.staging import empty_shard, place_staged
 from corpusforge.schemas import DEAD_LETTER, SchemaRef
 from corpusforge.sinks.parquet import WriteParquetShards
 from corpusforge.transforms.bitext import CountKey
@@ -185,40 +185,6 @@ class _PublishFn(beam.DoFn):
         yield {"out": out, "balanced": manifest is not None and manifest["accounting"]["balanced"]}
 
 
-def _files_under(folder: str) -> list[str]:
-    if not FileSystems.exists(folder):
-        return []
-    return [m.path for m in FileSystems.match([join(folder, "**")])[0].metadata_list]
-
-
-def _move_into_place(spec: ReleaseSpec, staged: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Staged shards -> their places; files of an earlier release that are not rewritten go.
-
-    Safe to run again after a failure half-way (a retried step): a shard already moved is
-    found in place.
-    """
-    targets = {
-        info["path"]: join(spec.out, relative(info["path"], spec.staging)) for info in staged
-    }
-    keep = set(targets.values())
-    for folder in (PAIRS, DEAD_LETTERS):
-        stale = [path for path in _files_under(join(spec.out, folder)) if path not in keep]
-        if stale:
-            FileSystems.delete(stale)
-    published = []
-    for info in sorted(staged, key=lambda i: i["path"]):
-        source, target = info["path"], targets[info["path"]]
-        if FileSystems.exists(source):
-            ensure_dir(target.rsplit("/", 1)[0])
-            if FileSystems.exists(target):
-                FileSystems.delete([target])
-            FileSystems.rename([source], [target])
-        elif not FileSystems.exists(target):
-            raise FileNotFoundError(f"staged shard {source} is gone and {target} is missing")
-        published.append({**info, "path": target})
-    return published
-
-
 def publish_release(
     spec: ReleaseSpec,
     staged: list[dict[str, Any]],
@@ -248,7 +214,7 @@ def publish_release(
         write_json(join(spec.out, NOTHING_READ), note)
         delete_tree(spec.staging)
         return None
-    published = _move_into_place(spec, staged)
+    published = place_staged(staged, spec.staging, spec.out, (PAIRS, DEAD_LETTERS))
     present = {relative(i["path"], spec.out).rsplit("/", 1)[0] for i in published}
     for dataset, ds in datasets.items():
         groups = ds["lang_pairs"] if spec.per_lang_pair else {"": ds}
