@@ -21,9 +21,10 @@ which format) and resolves the language-id model; everything else, hashing the i
 included, runs in the pipeline, whose last step publishes the staged files and writes the
 manifest. The job is therefore one pipeline on every runner (a Dataflow Flex Template
 included). A local release is built in a draft next to ``DIR`` and swapped in whole by that
-last step (:mod:`corpusforge.release.publish`), under a lock the driver holds: a killed or
-failed job leaves the old release or the new one, never a mix, and a second build of the
-same release is refused. A rerun with the same inputs and configuration writes
+last step (:mod:`corpusforge.release.publish`), once its accounting balances, under a lock
+the driver holds: a killed or failed job, or one whose accounting does not balance, leaves
+the old release or the new one, never a mix, and a second build of the same release is
+refused. A rerun with the same inputs and configuration writes
 byte-identical Parquet on any runner. The manifest names inputs and the language-id model
 by file name, size and sha256, never by path.
 

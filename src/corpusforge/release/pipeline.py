@@ -7,8 +7,8 @@ step of the pipeline, moves them into place, writes an empty shard where a datas
 dead letters have no row, sums the counts, checks the accounting and writes the manifest,
 then commits the draft (:func:`corpusforge.release.manifest.publish`). When no input yielded
 a pair, or the accounting does not balance, that step leaves a note in the draft instead of
-a manifest and commits nothing; :func:`finish`, in the driver, reports the note and abandons
-the draft, so the current release stays.
+a manifest and commits nothing; :func:`corpusforge.release.driver.finish` reports the
+note and abandons the draft, so the current release stays.
 
 The driver that starts such a pipeline and reports what its last step did is
 :mod:`corpusforge.release.driver`.
