@@ -17,7 +17,7 @@ import logging
 import sys
 
 from corpusforge.builds.bitext import run_entry_point, start
-from corpusforge.config.bitext import BitextPairsOptions
+from corpusforge.config.beam import BitextPairsOptions
 
 
 def run(argv: list[str] | None = None) -> int:

@@ -18,7 +18,7 @@ import sys
 
 from corpusforge.builds.bitext import run_entry_point
 from corpusforge.builds.paranmt import start
-from corpusforge.config.bitext import ParanmtPairsOptions
+from corpusforge.config.beam import ParanmtPairsOptions
 
 
 def run(argv: list[str] | None = None) -> int:

@@ -17,8 +17,8 @@ import logging
 import sys
 
 from corpusforge.builds.twitter import build
+from corpusforge.config.beam import TwitterPairsOptions
 from corpusforge.config.flags import FlagError
-from corpusforge.config.twitter import TwitterPairsOptions
 from corpusforge.jobs import JobFailed
 from corpusforge.release.accounting import AccountingError
 from corpusforge.release.io import InputError

@@ -6,8 +6,9 @@
 The reference is generated from the command objects the CLI runs (typer's click commands:
 each parameter's name, type, default and help), never from a hand-written list, so a flag
 cannot be added without appearing here; ``tests/docs`` regenerates it and fails when the
-committed file differs. Wherever the settings come to be declared, the reference follows as
-long as the commands are built from that declaration.
+committed file differs. The build commands' options are generated from the settings declared
+in the config dataclasses (:mod:`corpusforge.config.settings`), so a setting's help, unit,
+choices and default reach this reference from that one declaration.
 """
 
 from __future__ import annotations
@@ -177,8 +178,41 @@ def command_section(path: tuple[str, ...], command: Any) -> str:
     return "\n".join(lines)
 
 
+def entry_points_section() -> str:
+    """The Beam entry points' flags: each build's settings, spelled as Beam spells them.
+
+    They come from the same declarations as the build commands' options
+    (:func:`corpusforge.config.settings.flags`), so only their names are listed here.
+    """
+    from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
+    from corpusforge.config.settings import flags
+    from corpusforge.config.twitter import TwitterConfig
+
+    lines = [
+        "## Beam entry points",
+        "",
+        "Each takes the settings of its build command, spelled with underscores (`--min_chars`),",
+        "the inputs as a repeated `--input`, and Beam's own pipeline options (`--runner`,",
+        "`--project`, …); what each sets, and its default, is in its build command's table.",
+        "",
+    ]
+    for module, command, config in [
+        ("pipelines.twitter_pairs", "twitter build", TwitterConfig),
+        ("pipelines.bitext_pairs", "bitext build", BitextConfig),
+        ("pipelines.paranmt_pairs", "paranmt build", ParaphraseConfig),
+    ]:
+        names = []
+        for flag in flags(config):
+            names.append(f"`--{flag.name}`")
+            if flag.value_type is bool:
+                names.append(f"`--no_{flag.name}`")
+        lines += [f"`python -m {module}` (as `corpusforge {command}`): {', '.join(names)}", ""]
+    return "\n".join(lines)
+
+
 def render(root: Any | None = None) -> str:
-    """The whole reference: the build commands first, then every other command.
+    """The whole reference: the build commands first, then every other command, then the
+    Beam entry points (when ``root`` is ``corpusforge``'s).
 
     Args:
         root: the click command to document (default: ``corpusforge``'s).
@@ -187,6 +221,8 @@ def render(root: Any | None = None) -> str:
     builds = [c for c in commands if c[0][-1:] == ("build",)]
     others = [c for c in commands if c[0][-1:] != ("build",)]
     sections = [command_section(path, command) for path, command in [*builds, *others]]
+    if root is None:
+        sections.append(entry_points_section())
     return HEADER + "\n" + "\n".join(sections)
 
 

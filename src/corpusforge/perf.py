@@ -223,10 +223,11 @@ def pair_functions(out: str) -> tuple[int, float]:
     """The local pair engine alone (no start-up, no writing); (tweets read, seconds)."""
     from corpusforge.local.pairs import PairSettings, pair_tweets
     from corpusforge.pairing.benchmarks import BenchmarkConfig
+    from corpusforge.text.clean import get_profile
 
     tweets = sorted(str(p) for p in Path(out).glob("tweets/*/tweets/*.parquet"))
     deletes = sorted(str(p) for p in Path(out).glob("tweets/*/deletes/*.parquet"))
-    settings = PairSettings("paper", 20, ("en",), 0, BenchmarkConfig())
+    settings = PairSettings(get_profile("paper"), 20, ("en",), 0, BenchmarkConfig())
     start = time.perf_counter()
     with pair_tweets(tweets, deletes, settings, partitions=1) as stage:
         return stage.counts["records_in"], time.perf_counter() - start

@@ -43,7 +43,7 @@ from rich.table import Table
 
 IN_PROCESS_RUNNERS = frozenset({"FnApiRunner", "BundleBasedDirectRunner"})
 """Runners that execute DoFns in the driver's process (a missing ``--runner`` means the
-in-process ``FnApiRunner``: see ``corpusforge.config.twitter.with_default_runner``)."""
+in-process ``FnApiRunner``: see ``corpusforge.config.beam.with_default_runner``)."""
 
 _active: Reporter | None = None
 _install_lock = threading.Lock()

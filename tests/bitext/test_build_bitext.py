@@ -19,7 +19,8 @@ from typer.testing import CliRunner
 
 from corpusforge.builds.bitext import build
 from corpusforge.commands.bitext import app
-from corpusforge.config.bitext import BitextConfig, BitextPairsOptions
+from corpusforge.config.beam import BitextPairsOptions
+from corpusforge.config.bitext import BitextConfig
 from corpusforge.release.accounting import pair_accounting
 from corpusforge.release.pipeline import assemble_counts
 from corpusforge.schemas import BITEXT, DEAD_LETTER, MANIFEST, arrow_schema, validate_json
@@ -302,7 +303,7 @@ def test_pipeline_options_give_the_bitext_defaults() -> None:
     assert cleaned.to_config().profile.lowercase is False  # type: ignore[union-attr]
     with pytest.raises(ValueError, match="format must be one of"):
         BitextConfig(inputs=("a",), out="o", format="csv")
-    with pytest.raises(ValueError, match="max_pairs_per_lang"):
+    with pytest.raises(ValueError, match="--max-pairs-per-lang must be"):
         BitextConfig(inputs=("a",), out="o", max_pairs_per_lang=0)
 
 

@@ -126,7 +126,7 @@ def test_a_shift_with_equal_counts_is_caught_in_part_by_the_length_ratio(
     assert "bitext_length_ratio" not in m["counts"]["dropped"]
     assert m["config"]["filters"]["max_length_ratio"] is None
     bad = CliRunner().invoke(app, [str(de), str(en), "--out", str(out), "--max-length-ratio", "1"])
-    assert bad.exit_code != 0 and "max_length_ratio must be > 1" in bad.output
+    assert bad.exit_code != 0 and "--max-length-ratio must be > 1" in bad.output
 
 
 # --------------------------------------------------------------------------- item 2

@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 
 from corpusforge.builds.paranmt import build
 from corpusforge.commands.paranmt import app
-from corpusforge.config.bitext import ParanmtPairsOptions, ParaphraseConfig
+from corpusforge.config.beam import ParanmtPairsOptions
+from corpusforge.config.bitext import ParaphraseConfig
 from corpusforge.schemas import MANIFEST, PARAPHRASE, arrow_schema, validate_json
 from corpusforge.text.overlap import trigram_overlap
 from pipelines.paranmt_pairs import run

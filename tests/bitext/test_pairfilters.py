@@ -125,17 +125,17 @@ def test_check_paraphrase_runs_length_score_then_overlap() -> None:
 @pytest.mark.parametrize(
     ("make", "needle"),
     [
-        (lambda: BitextFilterConfig(min_tokens=0), "min_tokens.*0"),
-        (lambda: BitextFilterConfig(min_tokens=5, max_tokens=4), "max_tokens.*4"),
-        (lambda: BitextFilterConfig(min_tokens=2.5), "min_tokens.*2.5"),  # type: ignore[arg-type]
-        (lambda: BitextFilterConfig(max_length_ratio=1.0), "max_length_ratio.*1.0"),
-        (lambda: BitextFilterConfig(max_length_ratio=math.nan), "max_length_ratio.*nan"),
-        (lambda: ParaphraseFilterConfig(min_score=0.9, max_score=0.5), "max_score.*0.5"),
-        (lambda: ParaphraseFilterConfig(max_trigram_overlap=1.5), "max_trigram_overlap.*1.5"),
-        (lambda: ParaphraseFilterConfig(min_mean_tokens=-1), "min_mean_tokens.*-1"),
-        (lambda: ParaphraseFilterConfig(max_mean_tokens=math.inf), "max_mean_tokens.*inf"),
-        (lambda: ParaphraseFilterConfig(min_score=math.nan), "min_score.*nan"),
-        (lambda: LanguageFilterConfig(min_confidence=2.0), "min_confidence.*2.0"),
+        (lambda: BitextFilterConfig(min_tokens=0), "--min-tokens.*0"),
+        (lambda: BitextFilterConfig(min_tokens=5, max_tokens=4), "--max-tokens.*4"),
+        (lambda: BitextFilterConfig(min_tokens=2.5), "--min-tokens.*2.5"),  # type: ignore[arg-type]
+        (lambda: BitextFilterConfig(max_length_ratio=1.0), "--max-length-ratio.*1.0"),
+        (lambda: BitextFilterConfig(max_length_ratio=math.nan), "--max-length-ratio.*nan"),
+        (lambda: ParaphraseFilterConfig(min_score=0.9, max_score=0.5), "--max-score.*0.5"),
+        (lambda: ParaphraseFilterConfig(max_trigram_overlap=1.5), "--max-overlap.*1.5"),
+        (lambda: ParaphraseFilterConfig(min_mean_tokens=-1), "--min-mean-tokens.*-1"),
+        (lambda: ParaphraseFilterConfig(max_mean_tokens=math.inf), "--max-mean-tokens.*inf"),
+        (lambda: ParaphraseFilterConfig(min_score=math.nan), "--min-score.*nan"),
+        (lambda: LanguageFilterConfig(min_confidence=2.0), "--min-lid-confidence.*2.0"),
     ],
 )
 def test_configs_reject_bad_values_by_name(make: object, needle: str) -> None:

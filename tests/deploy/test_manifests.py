@@ -605,7 +605,7 @@ def _twitter_pairs_options() -> type:
         pytest.skip(f"pipelines.twitter_pairs is not importable yet ({err}); written by the lead")
     options = getattr(module, "TwitterPairsOptions", None)
     if options is None:
-        options = importlib.import_module("corpusforge.config.twitter").TwitterPairsOptions
+        options = importlib.import_module("corpusforge.config.beam").TwitterPairsOptions
     assert isinstance(options, type)
     return options
 

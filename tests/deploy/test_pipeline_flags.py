@@ -16,8 +16,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 import pipelines.bitext_pairs
 import pipelines.paranmt_pairs
 import pipelines.twitter_pairs
-from corpusforge.config.bitext import BitextPairsOptions, ParanmtPairsOptions
-from corpusforge.config.twitter import TwitterPairsOptions
+from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions, TwitterPairsOptions
 
 BEAM = ["--runner", "DataflowRunner", "--project=p", "--direct_num_workers", "2"]
 

@@ -16,7 +16,7 @@ from apache_beam.options.pipeline_options import (
 )
 
 from corpusforge import prism
-from corpusforge.config.twitter import with_default_runner
+from corpusforge.config.beam import with_default_runner
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -31,7 +31,8 @@ def test_every_option_of_every_command_is_in_the_reference() -> None:
 def test_a_row_names_flag_type_default_and_help() -> None:
     text = flagdocs.render()
     twitter = text.split("## corpusforge twitter build\n")[1].split("\n## ")[0]
-    assert "| `--min-chars` | integer | `20` | minimum cleaned text length |" in twitter
+    row = "| `--min-chars` | integer | `20` | minimum cleaned text length (characters) |"
+    assert row in twitter
     assert "| `--lang` | text, repeatable | `en` |" in twitter
     assert "| `INPUTS` | text, one or more | required |" in twitter
     assert "field\\|fasttext" in twitter  # a bare | would split the table cell
@@ -42,6 +43,15 @@ def test_a_row_names_flag_type_default_and_help() -> None:
     synth = text.split("## corpusforge synth twitter\n")[1].split("\n## ")[0]
     layouts = "one of: zip-2020, tar-2019, tar-2022, tar-2013, tar-gz"
     assert f"| `--layout` | {layouts} | `zip-2020` |" in synth
+
+
+def test_the_beam_entry_points_list_their_flags_in_beam_spelling() -> None:
+    beam = flagdocs.render().split("## Beam entry points\n")[1]
+    twitter = beam.split("`python -m pipelines.twitter_pairs`")[1].split("\n")[0]
+    assert "`--min_chars`" in twitter and "`--benchmark_queries`" in twitter
+    assert "`--clean`" in twitter and "`--no_lowercase`" not in twitter
+    bitext = beam.split("`python -m pipelines.bitext_pairs`")[1].split("\n")[0]
+    assert "`--lowercase`, `--no_lowercase`" in bitext
 
 
 def test_build_commands_come_first() -> None:

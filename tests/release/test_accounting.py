@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from corpusforge.builds import paranmt as paranmt_build
 from corpusforge.builds import twitter as twitter_build
 from corpusforge.cli import app
+from corpusforge.config.bitext import ParaphraseConfig
 from corpusforge.inspect.validate import validate_release
 from corpusforge.release import pipeline
 from corpusforge.release.accounting import (
@@ -202,4 +204,10 @@ def test_an_unbalanced_paranmt_build_keeps_the_old_release(
     assert run([f"--input={uri}", f"--out={out}"]) == 3  # the Beam entry point
     assert "the accounting does not balance" in capsys.readouterr().err
     assert _hashes(out) == before
+
+    config = ParaphraseConfig(inputs=(uri,), out=str(out), dataset="other")
+    with pytest.raises(AccountingError, match="nothing published"):
+        paranmt_build.build(config, engine="local")  # the local engine publishes the same way
+    assert _hashes(out) == before
+    assert not (tmp_path / ".release.draft").exists()
     assert validate_release(out).ok

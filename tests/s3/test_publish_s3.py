@@ -74,12 +74,17 @@ def test_a_bucket_release_holds_the_same_files_as_a_local_one(
     checked = cli("validate", uri)
     assert checked.returncode == 0, checked.stdout[-2000:]
     assert cli("stats", uri, "--json").returncode == 0
-    copy = cli("versions", uri, "--local")  # a folder for train --data and eval --benchmarks
+    copy = cli("versions", uri, "--local")  # the current version as a local folder
     assert copy.returncode == 0, copy.stderr
     assert files(Path(copy.stdout.strip())) == files(local)
-    ranked = cli("eval", "ranking", "--benchmarks", f"{copy.stdout.strip()}/benchmarks",
-                 "--model", "lexical")  # fmt: skip
+    ranked = cli("eval", "ranking", "--benchmarks", f"{uri}/benchmarks", "--model", "lexical",
+                 "--json", str(tmp_path / "s3.json"))  # fmt: skip
     assert ranked.returncode == 0, ranked.stdout[-2000:]
+    assert cli("eval", "ranking", "--benchmarks", str(local / "benchmarks"), "--model", "lexical",
+               "--json", str(tmp_path / "local.json")).returncode == 0  # fmt: skip
+    scores = [json.loads((tmp_path / f"{n}.json").read_text()) for n in ("s3", "local")]
+    assert scores[0]["average"] == scores[1]["average"]
+    assert scores[0]["average"]["benchmarks"]  # something was scored
     # polars reads the current version straight from the bucket
     pairs = pl.read_parquet(
         f"{uri}/{current['prefix']}pairs/all/*.parquet", storage_options=s3.storage_options
@@ -242,3 +247,44 @@ def test_a_draft_in_the_bucket_as_a_distributed_runner_needs(
     assert "extracting 0 archives, reusing 1" in again.stderr
     assert cli("validate", uri).returncode == 0
     assert seed_of(s3, uri) == 5
+
+
+def test_readers_take_a_folder_inside_the_current_version(
+    s3: S3Server, archive: Path, tmp_path: Path
+) -> None:
+    """``train --data`` and ``eval ranking --benchmarks`` take ``s3://…/pairs/all``: the
+    release is the nearest folder above holding ``_current.json``, read at its current
+    version; a path under no release is one line and exit 2."""
+    from corpusforge.release.reading import local_release_path
+
+    uri = s3.bucket("inside") + "/team/rel"
+    assert cli(*twitter(archive, uri)).returncode == 0
+    current = Path(objectstore.local_copy(uri))
+    assert local_release_path(f"{uri}/pairs/all") == current / "pairs" / "all"
+    assert local_release_path(uri + "/") == current
+    assert cli(*twitter(archive, uri, seed=1)).returncode == 0  # a new version is read next
+    assert local_release_path(f"{uri}/pairs/all").parent.parent == Path(objectstore.local_copy(uri))
+    assert local_release_path(f"{uri}/pairs/all") != current / "pairs" / "all"
+
+    for args in (
+        ("train", "--data", f"{uri}-not/pairs/all", "--out", str(tmp_path / "m")),
+        ("train", "--data", f"{uri}/pairs/nothing", "--out", str(tmp_path / "m")),
+        ("eval", "ranking", "--benchmarks", "s3://inside/team", "--model", "lexical"),
+    ):
+        refused = cli(*args)
+        assert refused.returncode == 2, (args, refused.stdout, refused.stderr)
+        said = refused.stdout + refused.stderr
+        assert "no release at or above" in said or "has no folder" in said, said
+        assert "Traceback" not in said
+
+
+def test_train_reads_pairs_from_a_bucket(s3: S3Server, archive: Path, tmp_path: Path) -> None:
+    """``train --data s3://…/pairs/all`` trains on the current version (0 steps: the trainer
+    opens the pairs and saves the untrained model)."""
+    pytest.importorskip("torch")
+    uri = s3.bucket("train") + "/rel"
+    assert cli(*twitter(archive, uri)).returncode == 0
+    tiny = ("--max-steps", "0", "--dim", "16", "--vocab-size", "200", "--device", "cpu")
+    trained = cli("train", "--data", f"{uri}/pairs/all", "--out", str(tmp_path / "m"), *tiny)
+    assert trained.returncode == 0, trained.stdout[-2000:] + trained.stderr[-2000:]
+    assert any((tmp_path / "m").iterdir())

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from corpusforge.pairing.filters import FilterReason, check_bitext_length
-from corpusforge.text.lengths import LETTERS_PER_WORD, script_of, word_count
+from corpusforge.text.lengths import LETTERS_PER_WORD, _token_words, script_of, word_count
 
 
 @pytest.mark.parametrize(
@@ -68,3 +68,14 @@ def test_real_pairs_without_spaces_pass_the_length_filters(english: str, other: 
 def test_spaced_text_is_whitespace_tokens(text: str) -> None:
     if all(script_of(c) is None for c in text):
         assert word_count(text) == len(text.split())
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=40))
+def test_the_fast_paths_count_what_the_letter_rule_counts(text: str) -> None:
+    """``word_count`` skips the letter count for text without a space-less script; the
+    result is the per-token rule's, whatever the text (Latin with accents, CJK, Thai, …)."""
+    assert word_count(text) == sum(_token_words(token) for token in text.split())
+
+
+def test_a_latin_token_beside_a_han_token_counts_one_word() -> None:
+    assert word_count("Müller 我们试试看") == 1 + 4

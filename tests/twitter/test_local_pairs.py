@@ -30,6 +30,7 @@ from corpusforge.pairing.conversations import (
 )
 from corpusforge.schemas import TWEET, arrow_schema
 from corpusforge.synth.twitter import write_synthetic_archive
+from corpusforge.text.clean import get_profile
 from tests.twitter.test_runners import _differences, _fingerprint
 
 BENCH = BenchmarkConfig(queries=3)
@@ -254,7 +255,7 @@ def test_records_that_disagree_about_links_are_merged_in_every_partition(
         row.update(origin_archive="a", origin_member="m", origin_line=i)
     path = tmp_path / "tweets.parquet"
     pq.write_table(pa.Table.from_pylist(rows, schema=arrow_schema(TWEET)), path)
-    settings = PairSettings(clean="paper", min_chars=5, langs=("en",), seed=0)
+    settings = PairSettings(profile=get_profile("paper"), min_chars=5, langs=("en",), seed=0)
     # partitions where the reply's own id and its root's id fall apart
     import numpy as np
 
@@ -333,7 +334,12 @@ def test_fasttext_predicts_each_record_once_whatever_the_partitions(
     tweet_files = sorted(str(p) for p in release.glob("tweets/*/tweets/*.parquet"))
     delete_files = sorted(str(p) for p in release.glob("tweets/*/deletes/*.parquet"))
     settings = PairSettings(
-        clean="paper", min_chars=20, langs=("en", "es"), seed=0, benchmarks=BENCH, lid_model=""
+        profile=get_profile("paper"),
+        min_chars=20,
+        langs=("en", "es"),
+        seed=0,
+        benchmarks=BENCH,
+        lid_model="",
     )
     predicted = Counter[str]()
     predict = LanguageIdentifier.predict

@@ -15,6 +15,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.sources.twitter.archive import ReadLimits
+from corpusforge.text.clean import get_profile
 from corpusforge.transforms.twitter import ExtractedTweets, TwitterPairs
 
 USER = {"id_str": "1", "screen_name": "someone"}
@@ -131,7 +132,7 @@ def test_twitter_pairs_removes_deleted_and_counts_every_candidate() -> None:
     out = {
         "tweets": p | "T" >> beam.Create(tweets),
         "deletes": p | "D" >> beam.Create([{"id": 3}, {"id": 99}]),
-    } | TwitterPairs("paper", 20, ("en",), 0)
+    } | TwitterPairs(get_profile("paper"), 20, ("en",), 0)
     assert_that(
         out["pairs"] | beam.Map(lambda r: (r["dataset"], r["anchor_id"], r["positive_id"])),
         equal_to([("rp", 1, 2)]),

@@ -36,6 +36,7 @@ library's.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -43,6 +44,7 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.runners.runner import PipelineResult
 
+from corpusforge.builds.local import pair_engine
 from corpusforge.config.bitext import BitextConfig
 from corpusforge.jobs import run as run_job
 from corpusforge.pairing.filters import pair_key
@@ -58,7 +60,15 @@ from corpusforge.sources.opus.records import DeadLetter
 from corpusforge.sources.opus.streams import file_name
 from corpusforge.transforms.bitext import BitextPairs, ReadBitext
 
-__all__ = ["bitext_sort_key", "build", "describe_plan", "run_entry_point", "start"]
+__all__ = [
+    "bitext_sort_key",
+    "build",
+    "describe_plan",
+    "pair_engine",
+    "prepare",
+    "run_entry_point",
+    "start",
+]
 
 log = logging.getLogger(__name__)
 
@@ -77,24 +87,19 @@ def bitext_sort_key(row: Mapping[str, Any]) -> tuple[str, str, str]:
     return pair_key(row["anchor"], row["positive"]), row["anchor"], row["positive"]
 
 
-def start(
-    config: BitextConfig, beam_args: list[str] | None = None, store: ReleaseStore | None = None
-) -> PipelineResult:
-    """Plan the inputs and start the bitext pipeline; returns the runner's result.
+def prepare(
+    config: BitextConfig, beam_args: list[str], store: ReleaseStore
+) -> tuple[ReleaseSpec, list[OpusInput | DeadLetter], list[str]]:
+    """Expand and plan the inputs, resolve the model, and open the release's draft.
 
-    Args:
-        config: validated configuration.
-        beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
-        store: the release's store, whose lock the caller holds (default: opened here, for
-            a caller that holds no lock, such as a template launch).
+    Returns:
+        The release spec, the read plan and the input URIs.
 
     Raises:
         InputError: an input is missing or not a regular file.
         FileNotFoundError: no language-id model is found.
         ReleaseError: ``config.out`` cannot take a release.
     """
-    beam_args = list(beam_args or [])
-    store = store or open_store(config.out)
     uris = expand_inputs(config.inputs, exclude=[config.out, *sidecars(config.out)])
     lid = describe_lid_model(config.lid_model)
     plan = plan_inputs(
@@ -114,7 +119,27 @@ def start(
         store=store,
     )
     prepare_release(spec)
-    profile = config.profile
+    return spec, list(plan), uris
+
+
+def start(
+    config: BitextConfig, beam_args: list[str] | None = None, store: ReleaseStore | None = None
+) -> PipelineResult:
+    """Plan the inputs and start the bitext pipeline; returns the runner's result.
+
+    Args:
+        config: validated configuration.
+        beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
+        store: the release's store, whose lock the caller holds (default: opened here, for
+            a caller that holds no lock, such as a template launch).
+
+    Raises:
+        InputError: an input is missing or not a regular file.
+        FileNotFoundError: no language-id model is found.
+        ReleaseError: ``config.out`` cannot take a release.
+    """
+    beam_args = list(beam_args or [])
+    spec, plan, uris = prepare(config, beam_args, store or open_store(config.out))
     p = beam.Pipeline(options=pipeline_options(beam_args))
     read = (
         p
@@ -134,8 +159,8 @@ def start(
         lid_model=config.lid_model,
         seed=config.seed,
         max_pairs_per_lang=config.max_pairs_per_lang,
-        profile=profile,
-        lowercase=profile is None and bool(config.lowercase),
+        profile=config.profile,
+        lowercase=config.lowercase_only,
     )
     counts = (read["counts"], pairs["counts"]) | "AllCounts" >> beam.Flatten()
     _ = {
@@ -147,14 +172,29 @@ def start(
     return run_job(p)
 
 
-def build(config: BitextConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
+def build(
+    config: BitextConfig,
+    beam_args: list[str] | None = None,
+    *,
+    engine: str = "beam",
+    workers: int | None = None,
+) -> dict[str, Any]:
     """Run the whole build, holding the release's lock; returns the manifest it published.
 
     Args:
         config: validated configuration.
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
+        engine: ``local`` (:mod:`corpusforge.local.bitext`), ``beam``, or ``auto`` (local
+            unless a runner is named or a path is remote).
+        workers: filter processes of the local engine (default: this machine's cores).
 
     Raises:
         AccountingError: the accounting does not balance (nothing published).
     """
-    return driver.build(start, config, beam_args)
+    beam_args = list(beam_args or [])
+    local = None
+    if pair_engine(engine, [*config.inputs, config.out], beam_args) == "local":
+        from corpusforge.builds.local import build_bitext
+
+        local = functools.partial(build_bitext, workers=workers)
+    return driver.build(start, config, beam_args, local=local)

@@ -20,6 +20,7 @@ pair in either order.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -27,6 +28,7 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.runners.runner import PipelineResult
 
+from corpusforge.builds.local import pair_engine
 from corpusforge.config.bitext import ParaphraseConfig
 from corpusforge.jobs import run as run_job
 from corpusforge.pairing.filters import pair_key
@@ -48,6 +50,36 @@ def paraphrase_sort_key(row: Mapping[str, Any]) -> tuple[str, str, str]:
     return pair_key(row["anchor"], row["positive"], symmetric=True), row["anchor"], row["positive"]
 
 
+def prepare(
+    config: ParaphraseConfig, beam_args: list[str], store: ReleaseStore
+) -> tuple[ReleaseSpec, list[str]]:
+    """Expand the inputs, resolve the model and open the release's draft.
+
+    Returns:
+        The release spec and the input URIs.
+
+    Raises:
+        InputError: an input is missing or not a regular file.
+        FileNotFoundError: no language-id model is found.
+        ReleaseError: ``config.out`` cannot take a release.
+    """
+    uris = expand_inputs(config.inputs, exclude=[config.out, *sidecars(config.out)])
+    lid = describe_lid_model(config.lid_model)
+    log.info("%d input files", len(uris))
+    spec = ReleaseSpec(
+        kind="paranmt-pairs",
+        out=store.begin(rebuilt=REBUILT),
+        pair_schema=PARAPHRASE,
+        per_lang_pair=False,
+        config={**release_config(config.to_json()), "lid": lid},
+        plan=[{"format": "paranmt", "files": [file_name(uri)]} for uri in uris],
+        runner=runner_name(beam_args),
+        store=store,
+    )
+    prepare_release(spec)
+    return spec, uris
+
+
 def start(
     config: ParaphraseConfig,
     beam_args: list[str] | None = None,
@@ -66,22 +98,7 @@ def start(
         ReleaseError: ``config.out`` cannot take a release.
     """
     beam_args = list(beam_args or [])
-    store = store or open_store(config.out)
-    uris = expand_inputs(config.inputs, exclude=[config.out, *sidecars(config.out)])
-    lid = describe_lid_model(config.lid_model)
-    log.info("%d input files", len(uris))
-    spec = ReleaseSpec(
-        kind="paranmt-pairs",
-        out=store.begin(rebuilt=REBUILT),
-        pair_schema=PARAPHRASE,
-        per_lang_pair=False,
-        config={**release_config(config.to_json()), "lid": lid},
-        plan=[{"format": "paranmt", "files": [file_name(uri)]} for uri in uris],
-        runner=runner_name(beam_args),
-        store=store,
-    )
-    prepare_release(spec)
-    profile = config.profile
+    spec, uris = prepare(config, beam_args, store or open_store(config.out))
     p = beam.Pipeline(options=pipeline_options(beam_args))
     files = p | "Inputs" >> beam.Create(uris)
     read = files | "Read" >> ReadParaphrases(config.dataset)
@@ -89,8 +106,8 @@ def start(
         filters=config.filters,
         language=config.language,
         lid_model=config.lid_model,
-        profile=profile,
-        lowercase=profile is None and bool(config.lowercase),
+        profile=config.profile,
+        lowercase=config.lowercase_only,
     )
     counts = (read["counts"], pairs["counts"]) | "AllCounts" >> beam.Flatten()
     _ = {
@@ -102,14 +119,29 @@ def start(
     return run_job(p)
 
 
-def build(config: ParaphraseConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
+def build(
+    config: ParaphraseConfig,
+    beam_args: list[str] | None = None,
+    *,
+    engine: str = "beam",
+    workers: int | None = None,
+) -> dict[str, Any]:
     """Run the whole build, holding the release's lock; returns the manifest it published.
 
     Args:
         config: validated configuration.
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
+        engine: ``local`` (:mod:`corpusforge.local.bitext`), ``beam``, or ``auto`` (local
+            unless a runner is named or a path is remote).
+        workers: filter processes of the local engine (default: this machine's cores).
 
     Raises:
         AccountingError: the accounting does not balance (nothing published).
     """
-    return driver.build(start, config, beam_args)
+    beam_args = list(beam_args or [])
+    local = None
+    if pair_engine(engine, [*config.inputs, config.out], beam_args) == "local":
+        from corpusforge.builds.local import build_paranmt
+
+        local = functools.partial(build_paranmt, workers=workers)
+    return driver.build(start, config, beam_args, local=local)

@@ -39,7 +39,7 @@ from corpusforge.release.layout import BENCHMARKS, PAIRS, benchmark_file
 from corpusforge.schemas import BENCHMARK, PAIR, arrow_schema
 from corpusforge.sinks.parquet import ShardedWriter, WriteParquetShards, write_rows
 from corpusforge.sources.twitter.archive import archive_name
-from corpusforge.text.clean import clean_text, get_profile
+from corpusforge.text.clean import clean_text
 from corpusforge.text.decontam import Decontaminator
 from corpusforge.transforms.twitter import TwitterPairs
 
@@ -71,7 +71,7 @@ def run_pairs(
 
 def _pair_settings(config: TwitterConfig) -> PairSettings:
     return PairSettings(
-        clean=config.clean,
+        profile=config.profile,
         min_chars=config.min_chars,
         langs=config.langs,
         seed=config.seed,
@@ -125,7 +125,7 @@ def _run_pairs_on_beam(
         deletes = read_parquet(p, "Deletes", delete_files, ["id"])
         inputs = {"tweets": tweets, "links": links, "deletes": deletes}
         result = inputs | "Pairs" >> TwitterPairs(
-            settings.clean,
+            settings.profile,
             settings.min_chars,
             settings.langs,
             settings.seed,
@@ -169,7 +169,7 @@ def _run_pairs_on_beam(
 def _decontaminator(config: TwitterConfig) -> Decontaminator | None:
     if not config.decontaminate:
         return None
-    profile = get_profile(config.clean)
+    profile = config.profile
     names = [archive_name(path) for path in config.decontaminate]
     if len(set(names)) < len(names):
         names = list(config.decontaminate)

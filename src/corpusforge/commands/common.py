@@ -1,43 +1,121 @@
-"""Options and helpers every ``… build`` command shares, declared once."""
+"""Options and helpers every ``… build`` command shares, declared once.
+
+A build command's settings are not declared here nor in the command: :func:`with_settings`
+generates its options from the fields of its frozen config (:mod:`corpusforge.config.settings`),
+and :func:`config_from_options` turns their values into that config. The command declares
+only what is its own (``ctx``, ``--runner``, ``--quiet``).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
+import types
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Annotated, Any, TypeVar
 
 import typer
 
+from corpusforge.config.settings import Flag, flags, from_flags
 from corpusforge.jobs import JobFailed
 
 BUILD_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
 """Typer context settings of a build command: unknown ``--flag=value`` go to Beam."""
 
 Config = TypeVar("Config")
+Command = TypeVar("Command", bound=Callable[..., None])
 
-RowsPerShard = Annotated[int, typer.Option(help="target rows per Parquet shard")]
 Runner = Annotated[
     str | None, typer.Option(help="Beam runner (default: the in-process FnApiRunner)")
 ]
 Quiet = Annotated[bool, typer.Option("--quiet", help="print only warnings and errors")]
-LidModel = Annotated[
-    str | None,
-    typer.Option(help="fastText lid.176.bin/.ftz (default: $CORPUSFORGE_LID_MODEL, else bundled)"),
-]
-Lowercase = Annotated[
-    bool | None,
-    typer.Option("--lowercase/--no-lowercase", help="override the profile's lowercasing"),
-]
 
 
-def beam_args(ctx: typer.Context, runner: str | None) -> list[str]:
-    """The Beam pipeline flags of a build: the extra arguments, and ``--runner`` if given."""
-    args = list(ctx.args)
-    if runner:
-        args.append(f"--runner={runner}")
-    return args
+def _parameter(flag: Flag) -> inspect.Parameter:
+    """The typer parameter of one setting: ``--min-chars``, or the command's arguments."""
+    help_text = flag.help_text()
+    dashed = f"--{flag.name.replace('_', '-')}"
+    default: Any = inspect.Parameter.empty if flag.setting.required else flag.flag_default
+    info: Any
+    if flag.setting.positional:
+        annotation: Any = types.GenericAlias(list, (flag.value_type,))
+        info = typer.Argument(help=help_text)
+        name = flag.path[-1]
+    elif flag.setting.repeatable:
+        annotation = types.GenericAlias(list, (flag.value_type,))
+        if not flag.default:
+            annotation = annotation | None
+            default = None
+        info = typer.Option(dashed, help=help_text)
+        name = flag.name
+    elif flag.value_type is bool:
+        annotation = bool | None if flag.optional else bool
+        info = typer.Option(f"{dashed}/--no-{dashed[2:]}", help=help_text)
+        name = flag.name
+    else:
+        annotation = flag.value_type | None if flag.optional else flag.value_type
+        info = typer.Option(dashed, help=help_text)
+        name = flag.name
+    return inspect.Parameter(
+        name,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=default,
+        annotation=Annotated[annotation, info],
+    )
+
+
+def with_settings(config: type) -> Callable[[Command], Command]:
+    """Give a build command the options of ``config``'s settings.
+
+    The command is declared as ``build(ctx, runner, quiet, **settings)``; typer reads its
+    parameters from ``__signature__``, which becomes ``ctx``, the config's arguments
+    (``INPUTS``), one option per setting in declaration order, then the command's own
+    options. The values reach the command in ``settings``, by flag name.
+
+    Args:
+        config: the frozen config class whose settings the command takes.
+    """
+
+    def decorate(command: Command) -> Command:
+        own = list(inspect.signature(command, eval_str=True).parameters.values())
+        context = [p for p in own if p.annotation is typer.Context]
+        rest = [
+            p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+            for p in own
+            if p not in context and p.kind is not inspect.Parameter.VAR_KEYWORD
+        ]
+        generated = [_parameter(flag) for flag in flags(config)]
+        parameters = [*context, *generated, *rest]
+        command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+        return command
+
+    return decorate
+
+
+def config_from_options(
+    config: type[Config], ctx: typer.Context, runner: str | None, settings: dict[str, Any]
+) -> tuple[Config, list[str]]:
+    """The validated config of a build command's settings, and its Beam flags.
+
+    Args:
+        config: the config class the command was given by :func:`with_settings`.
+        ctx: the command's context (its extra arguments are Beam flags).
+        runner: ``--runner``, passed to Beam.
+        settings: the values of the settings' options, by flag name, and the arguments.
+
+    Raises:
+        typer.BadParameter: the config refuses a value (the message names the flag).
+        typer.Exit: no input, or an unknown flag (exit 2).
+    """
+    values = dict(settings)
+    inputs = next(flag for flag in flags(config) if flag.setting.positional)
+    values[inputs.name], args = inputs_and_beam_args(ctx, values.pop(inputs.path[-1]), runner)
+    try:
+        return from_flags(config, values), args
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
 
 
 def inputs_and_beam_args(

@@ -41,12 +41,11 @@ JsonOption = Annotated[
 @app.command()
 def ranking(
     benchmarks: Annotated[
-        Path,
+        str,
         typer.Option(
             "--benchmarks",
-            exists=True,
-            file_okay=False,
-            help="Folder with dq/dr/cq/cr.parquet (RELEASE/benchmarks).",
+            help="Folder with dq/dr/cq/cr.parquet (RELEASE/benchmarks); on s3:// the "
+            "current version of the release, downloaded once.",
         ),
     ],
     model: ModelOption,
@@ -57,9 +56,15 @@ def ranking(
     Exits with status 1 when no benchmark in the folder could be scored.
     """
     from corpusforge.eval import BENCHMARKS, evaluate_ranking
+    from corpusforge.release.reading import local_release_path
 
+    try:
+        folder = local_release_path(benchmarks)
+    except FileNotFoundError as exc:
+        typer.echo(f"error: --benchmarks {exc}", err=True)
+        raise typer.Exit(2) from None
     encoder = _load(model)
-    report = evaluate_ranking(benchmarks, encoder)
+    report = evaluate_ranking(folder, encoder)
     table = Table(
         title=f"ranking: {model} on {benchmarks}",
         caption="tied: queries where a positive ties a negative (ranked below it)",

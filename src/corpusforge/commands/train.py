@@ -38,8 +38,11 @@ def missing_modules(model: str) -> list[str]:
 
 def train(
     data: Annotated[
-        Path,
-        typer.Option(help="folder of pair Parquet shards, e.g. RELEASE/pairs/all", file_okay=False),
+        str,
+        typer.Option(
+            help="folder of pair Parquet shards, e.g. RELEASE/pairs/all; on s3:// the "
+            "current version of the release, downloaded once"
+        ),
     ],
     out: Annotated[Path, typer.Option(help="model folder to write (new or empty)")],
     model: Annotated[
@@ -76,6 +79,13 @@ def train(
     ] = None,
 ) -> None:
     """Train a sentence encoder on a release's pairs and save it to a model folder."""
+    from corpusforge.release.reading import local_release_path
+
+    try:
+        pairs = local_release_path(data)
+    except FileNotFoundError as exc:
+        typer.echo(f"error: --data {exc}", err=True)
+        raise typer.Exit(2) from None
     missing = missing_modules(model)
     if missing:
         needs = ", ".join(missing)
@@ -118,7 +128,7 @@ def train(
             bar.update(task, completed=step, total=total, loss=value)
 
         try:
-            summary = run_training(data, out, config, progress=on_step)
+            summary = run_training(pairs, out, config, progress=on_step)
         except (FileNotFoundError, FileExistsError) as exc:
             console.print(f"[red]corpusforge train:[/red] {escape(str(exc))}")
             raise typer.Exit(2) from exc

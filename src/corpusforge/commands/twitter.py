@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -10,18 +10,15 @@ from rich.table import Table
 
 from corpusforge.commands.common import (
     BUILD_CONTEXT,
-    LidModel,
     Quiet,
-    RowsPerShard,
     Runner,
+    config_from_options,
     configure_logging,
-    inputs_and_beam_args,
     run_and_report,
     where_manifest,
+    with_settings,
 )
-
-if TYPE_CHECKING:
-    from corpusforge.config.twitter import TwitterConfig
+from corpusforge.config.twitter import TwitterConfig
 
 app = typer.Typer(help="Twitter archives -> weakly similar pairs.", no_args_is_help=True)
 
@@ -29,98 +26,21 @@ app = typer.Typer(help="Twitter archives -> weakly similar pairs.", no_args_is_h
 @app.command(
     context_settings=BUILD_CONTEXT,
 )
-def build(
-    ctx: typer.Context,
-    inputs: Annotated[list[str], typer.Argument(help="archive paths, globs or URIs")],
-    out: Annotated[str, typer.Option("--out", help="release directory (path or URI)")],
-    lang: Annotated[
-        list[str], typer.Option("--lang", help="language to keep, by the tweet's lang field")
-    ] = ["en"],  # noqa: B006  (typer needs a literal default)
-    clean: Annotated[str, typer.Option(help="cleaning profile: paper or ct")] = "paper",
-    min_chars: Annotated[int, typer.Option(help="minimum cleaned text length")] = 20,
-    seed: Annotated[int, typer.Option(help="seed of every hashed choice")] = 0,
-    rows_per_shard: RowsPerShard = 250_000,
-    max_line_bytes: Annotated[int, typer.Option(help="longer lines are dead-lettered")] = 1 << 20,
-    max_member_bytes: Annotated[int, typer.Option(help="cap on decompressed bytes per member")] = 4
-    << 30,
-    max_member_ratio: Annotated[
-        float,
-        typer.Option(
-            help="cap on a member's decompressed/compressed bytes past its first 8 MiB "
-            "(a decompression bomb is cut, read_member_ratio_too_high); 0: off"
-        ),
-    ] = 100,
-    benchmark_queries: Annotated[
-        int, typer.Option(help="queries per held-out benchmark (dq, dr, cq, cr); 0: none")
-    ] = 5000,
-    benchmark_positives: Annotated[int, typer.Option(help="positives per query")] = 5,
-    benchmark_negatives: Annotated[int, typer.Option(help="negatives per query")] = 25,
-    pairs_per_dataset: Annotated[
-        int | None, typer.Option(help="sample each dataset to N pairs (paper: 250000)")
-    ] = None,
-    decontaminate: Annotated[
-        list[str] | None,
-        typer.Option(help="evaluation file (STS, STSb, PIT, Twitter URL, plain) kept out"),
-    ] = None,
-    lid: Annotated[
-        str, typer.Option(help="language from the tweet's lang field, or fastText: field|fasttext")
-    ] = "field",
-    lid_model: LidModel = None,
-    bz2_threads: Annotated[
-        int, typer.Option(help="fast bz2 decoder threads per member (0: stdlib; 2: both cores)")
-    ] = 2,
-    extract_engine: Annotated[
-        str,
-        typer.Option(help="extract stage: local (this process), beam (on the runner), auto"),
-    ] = "auto",
-    pair_engine: Annotated[
-        str,
-        typer.Option(help="pair stage: local (this process), beam (on the runner), auto"),
-    ] = "auto",
-    pair_partitions: Annotated[
-        int, typer.Option(help="local pair engine's key-space partitions (0: from input size)")
-    ] = 0,
-    runner: Runner = None,
-    quiet: Quiet = False,
-) -> None:
+@with_settings(TwitterConfig)
+def build(ctx: typer.Context, runner: Runner = None, quiet: Quiet = False, **settings: Any) -> None:
     """Build a release: extract tweets, pair them, write Parquet and manifest.json.
 
     Extra ``--flag=value`` arguments are passed to Beam as pipeline options.
     """
     configure_logging(quiet)
-    inputs, args = inputs_and_beam_args(ctx, inputs, runner)
-    from corpusforge.config.twitter import TwitterConfig
-    from corpusforge.pairing.benchmarks import BenchmarkConfig
-    from corpusforge.sources.twitter.archive import ReadLimits
-
-    try:
-        config = TwitterConfig(
-            inputs=tuple(inputs),
-            out=out,
-            langs=tuple(lang),
-            clean=clean,
-            min_chars=min_chars,
-            seed=seed,
-            rows_per_shard=rows_per_shard,
-            limits=ReadLimits(max_line_bytes, max_member_bytes, bz2_threads, max_member_ratio),
-            benchmarks=BenchmarkConfig(benchmark_queries, benchmark_positives, benchmark_negatives),
-            pairs_per_dataset=pairs_per_dataset,
-            decontaminate=tuple(decontaminate or ()),
-            lid=lid,
-            lid_model=lid_model,
-            extract_engine=extract_engine,
-            pair_engine=pair_engine,
-            pair_partitions=pair_partitions,
-        )
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from exc
+    config, args = config_from_options(TwitterConfig, ctx, runner, settings)
     from corpusforge import progress
 
     run_and_report(
         _build_with_card,
         config,
         args,
-        out=out,
+        out=config.out,
         quiet=quiet,
         summarise=print_summary,
         around=progress.local_reporter(enabled=not quiet and progress.runs_in_process(args)),

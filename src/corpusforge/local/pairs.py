@@ -71,7 +71,7 @@ from corpusforge.pairing.conversations import (
     tweet_node,
 )
 from corpusforge.sources.twitter import idsets
-from corpusforge.text.clean import clean_text, get_profile
+from corpusforge.text.clean import CleanProfile, clean_text
 from corpusforge.text.decontam import Decontaminator
 
 log = logging.getLogger(__name__)
@@ -215,7 +215,7 @@ class PairStage:
 class PairSettings:
     """The settings of :class:`~corpusforge.transforms.twitter.TwitterPairs`, same meaning."""
 
-    clean: str
+    profile: CleanProfile
     min_chars: int
     langs: tuple[str, ...]
     seed: int
@@ -290,7 +290,7 @@ class _Tweets:
             from corpusforge.text.langid import LanguageIdentifier
 
             self._lid = LanguageIdentifier.load(settings.lid_model or None)
-            self._profile = get_profile(settings.clean)
+            self._profile = settings.profile
         self.parents = self._parent_ids()
         self._decisions: list[_Decision] = []
 
@@ -413,7 +413,7 @@ class _Nodes:
     def __init__(self, settings: PairSettings, deleted: np.ndarray) -> None:
         self._settings = settings
         self._deleted = deleted
-        self._profile = get_profile(settings.clean)
+        self._profile = settings.profile
         self._langs = frozenset(settings.langs)
 
     def conversations(

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from corpusforge.config.flags import FlagError
+from corpusforge.config.settings import flag_name, setting
 from corpusforge.keys import seeded_hash
 from corpusforge.pairing.conversations import HeldOut, Node, text_hash
 
@@ -46,17 +47,21 @@ class BenchmarkConfig:
         negatives: negatives per query.
     """
 
-    queries: int = 5000
-    positives: int = 5
-    negatives: int = 25
+    queries: int = setting(
+        5000,
+        help="queries per held-out benchmark (dq, dr, cq, cr); 0: none",
+        flag="benchmark_queries",
+    )
+    positives: int = setting(5, help="positives per query", flag="benchmark_positives")
+    negatives: int = setting(25, help="negatives per query", flag="benchmark_negatives")
 
     def __post_init__(self) -> None:
         for name in ("queries", "positives", "negatives"):
             value = getattr(self, name)
             if name == "queries" and value < 0:
-                raise FlagError("benchmark_queries", f"must be >= 0, got {value}")
+                raise FlagError(flag_name(BenchmarkConfig, name), f"must be >= 0, got {value}")
             if name != "queries" and value < 1:
-                raise FlagError(f"benchmark_{name}", f"must be >= 1, got {value}")
+                raise FlagError(flag_name(BenchmarkConfig, name), f"must be >= 1, got {value}")
 
     @property
     def pool_size(self) -> int:

@@ -34,6 +34,8 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
+from corpusforge.config.flags import FlagError
+from corpusforge.config.settings import flag_name, setting
 from corpusforge.text.langid import normalize_lang, same_language
 from corpusforge.text.lengths import word_count
 from corpusforge.text.overlap import trigram_overlap
@@ -56,15 +58,18 @@ class FilterReason(enum.StrEnum):
     CAP_OVER_LIMIT = "cap_over_limit"
 
 
-def _require(ok: bool, message: str) -> None:
+def _require(ok: bool, config: type, field: str, problem: str) -> None:
+    """Refuse a value with a :class:`FlagError` naming the field's flag (``--max-overlap``)."""
     if not ok:
-        raise ValueError(message)
+        raise FlagError(flag_name(config, field), problem)
 
 
-def _finite(name: str, value: float) -> None:
+def _finite(config: type, field: str, value: float) -> None:
     _require(
         isinstance(value, int | float) and math.isfinite(value),
-        f"{name} must be a finite number, got {value!r}",
+        config,
+        field,
+        f"must be a finite number, got {value!r}",
     )
 
 
@@ -81,25 +86,37 @@ class BitextFilterConfig:
             the check off.
     """
 
-    min_tokens: int = 3
-    max_tokens: int = 100
-    max_length_ratio: float | None = 3.0
+    min_tokens: int = setting(3, help="fewest words per side (scripts without spaces: by letters)")
+    max_tokens: int = setting(100, help="most words per side")
+    max_length_ratio: float | None = setting(
+        3.0,
+        help="drop a pair whose longer side has this many times the tokens of the shorter "
+        "(OpusFilter's LengthRatioFilter); 0: no limit",
+        zero_is_none=True,
+    )
 
     def __post_init__(self) -> None:
+        cls = BitextFilterConfig
         _require(
             isinstance(self.min_tokens, int) and self.min_tokens >= 1,
-            f"min_tokens must be an integer >= 1, got {self.min_tokens!r}",
+            cls,
+            "min_tokens",
+            f"must be an integer >= 1, got {self.min_tokens!r}",
         )
         _require(
             isinstance(self.max_tokens, int) and self.max_tokens >= self.min_tokens,
-            f"max_tokens must be an integer >= min_tokens ({self.min_tokens}), "
+            cls,
+            "max_tokens",
+            f"must be an integer >= the fewest words per side ({self.min_tokens}), "
             f"got {self.max_tokens!r}",
         )
         if self.max_length_ratio is not None:
-            _finite("max_length_ratio", self.max_length_ratio)
+            _finite(cls, "max_length_ratio", self.max_length_ratio)
             _require(
                 self.max_length_ratio > 1,
-                f"max_length_ratio must be > 1 (or 0 for no limit), got {self.max_length_ratio!r}",
+                cls,
+                "max_length_ratio",
+                f"must be > 1 (or 0 for no limit), got {self.max_length_ratio!r}",
             )
 
 
@@ -115,13 +132,20 @@ class ParaphraseFilterConfig:
         max_trigram_overlap: highest word-trigram overlap kept (P-SP: 0.7).
     """
 
-    min_mean_tokens: float = 5.0
-    max_mean_tokens: float = 40.0
-    min_score: float = 0.4
-    max_score: float = 1.0
-    max_trigram_overlap: float = 0.7
+    min_mean_tokens: float = setting(
+        5.0, help="lowest mean whitespace-token length of the two sides"
+    )
+    max_mean_tokens: float = setting(
+        40.0, help="highest mean whitespace-token length of the two sides"
+    )
+    min_score: float = setting(0.4, help="lowest paraphrase score kept")
+    max_score: float = setting(1.0, help="highest paraphrase score kept")
+    max_trigram_overlap: float = setting(
+        0.7, help="highest word-trigram overlap of the two sides kept", flag="max_overlap"
+    )
 
     def __post_init__(self) -> None:
+        cls = ParaphraseFilterConfig
         for name in (
             "min_mean_tokens",
             "max_mean_tokens",
@@ -129,23 +153,31 @@ class ParaphraseFilterConfig:
             "max_score",
             "max_trigram_overlap",
         ):
-            _finite(name, getattr(self, name))
+            _finite(cls, name, getattr(self, name))
         _require(
             self.min_mean_tokens >= 0,
-            f"min_mean_tokens must be >= 0, got {self.min_mean_tokens!r}",
+            cls,
+            "min_mean_tokens",
+            f"must be >= 0, got {self.min_mean_tokens!r}",
         )
         _require(
             self.max_mean_tokens >= self.min_mean_tokens,
-            f"max_mean_tokens must be >= min_mean_tokens ({self.min_mean_tokens}), "
+            cls,
+            "max_mean_tokens",
+            f"must be >= the lowest mean length ({self.min_mean_tokens}), "
             f"got {self.max_mean_tokens!r}",
         )
         _require(
             self.max_score >= self.min_score,
-            f"max_score must be >= min_score ({self.min_score}), got {self.max_score!r}",
+            cls,
+            "max_score",
+            f"must be >= the lowest score ({self.min_score}), got {self.max_score!r}",
         )
         _require(
             0.0 <= self.max_trigram_overlap <= 1.0,
-            f"max_trigram_overlap must be in [0, 1], got {self.max_trigram_overlap!r}",
+            cls,
+            "max_trigram_overlap",
+            f"must be in [0, 1], got {self.max_trigram_overlap!r}",
         )
 
 
@@ -158,13 +190,19 @@ class LanguageFilterConfig:
             default) only asks that the top prediction is the labelled language.
     """
 
-    min_confidence: float = 0.0
+    min_confidence: float = setting(
+        0.0,
+        help="lowest fastText probability of each side's expected language (0: top-1 only)",
+        flag="min_lid_confidence",
+    )
 
     def __post_init__(self) -> None:
-        _finite("min_confidence", self.min_confidence)
+        _finite(LanguageFilterConfig, "min_confidence", self.min_confidence)
         _require(
             0.0 <= self.min_confidence <= 1.0,
-            f"min_confidence must be in [0, 1], got {self.min_confidence!r}",
+            LanguageFilterConfig,
+            "min_confidence",
+            f"must be in [0, 1], got {self.min_confidence!r}",
         )
 
 

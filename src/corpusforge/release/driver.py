@@ -27,7 +27,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.runners.runner import PipelineResult
 
-from corpusforge.config.bitext import BitextPairsOptions, ParanmtPairsOptions
+from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions
 from corpusforge.jobs import JobFailed, wait
 from corpusforge.release.accounting import AccountingError
 from corpusforge.release.io import InputError, join, pipeline_options, read_json
@@ -92,16 +92,7 @@ def finish(
         raise
     # an object store's release is read back from the local copy of what it published
     path = join(getattr(store, "published", out), MANIFEST_NAME)
-    note = join(store.draft, NOTHING_READ)
-    if FileSystems.exists(note):
-        what = _nothing_read(note)
-        store.abandon()
-        raise InputError(f"no input yielded a pair, nothing published: {what}")
-    unbalanced = join(store.draft, UNBALANCED)
-    if FileSystems.exists(unbalanced):
-        error = read_json(unbalanced)["error"]
-        store.abandon()
-        raise AccountingError(error)
+    raise_noted(store)
     if not FileSystems.exists(path):
         return None
     stats = lid_throughput(result)
@@ -115,6 +106,26 @@ def finish(
         )
     manifest: dict[str, Any] = read_json(path)
     return manifest
+
+
+def raise_noted(store: ReleaseStore) -> None:
+    """Raise what the release step noted in the draft instead of publishing, if anything,
+    once the draft is abandoned (the current release stays).
+
+    Raises:
+        InputError: no input yielded a pair (``_nothing_read.json``).
+        AccountingError: the accounting does not balance (``_unbalanced.json``).
+    """
+    note = join(store.draft, NOTHING_READ)
+    if FileSystems.exists(note):
+        what = _nothing_read(note)
+        store.abandon()
+        raise InputError(f"no input yielded a pair, nothing published: {what}")
+    unbalanced = join(store.draft, UNBALANCED)
+    if FileSystems.exists(unbalanced):
+        error = read_json(unbalanced)["error"]
+        store.abandon()
+        raise AccountingError(error)
 
 
 def _nothing_read(note: str) -> str:
@@ -145,18 +156,38 @@ StartBuild = Callable[[Any, list[str], ReleaseStore], PipelineResult]
 """Starts a build's pipeline: (config, Beam flags, the store whose lock is held) -> result."""
 
 
-def build(start: StartBuild, config: Any, beam_args: list[str] | None = None) -> dict[str, Any]:
-    """Run a whole one-pipeline build, holding the release's lock; the manifest it published.
+LocalBuild = Callable[[Any, list[str], ReleaseStore], dict[str, Any] | None]
+"""Runs a build on the local engine: (config, Beam flags, the store whose lock is held) ->
+the manifest it published (:mod:`corpusforge.builds.local`)."""
+
+
+def build(
+    start: StartBuild,
+    config: Any,
+    beam_args: list[str] | None = None,
+    *,
+    local: LocalBuild | None = None,
+) -> dict[str, Any]:
+    """Run a whole build, holding the release's lock; the manifest it published.
 
     Args:
         start: the build's ``start`` (``builds.bitext.start``, ``builds.paranmt.start``).
         config: its validated configuration (with ``out``).
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
+        local: runs the build on the local engine instead of the pipeline.
+
+    Raises:
+        InputError: no input yielded a pair (nothing published).
+        AccountingError: the accounting does not balance (nothing published).
     """
-    store = open_store(config.out, beam_args or [])
+    beam_args = list(beam_args or [])
+    store = open_store(config.out, beam_args)
     with store.locked():
-        result = start(config, list(beam_args or []), store)
-        manifest = finish(result, config.out, runner_name(beam_args or []), store)
+        if local is not None:
+            manifest = local(config, beam_args, store)
+        else:
+            result = start(config, beam_args, store)
+            manifest = finish(result, config.out, runner_name(beam_args), store)
     return require_manifest(manifest, config.out)
 
 

@@ -25,7 +25,7 @@ from apache_beam.io.parquetio import ReadAllFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
 
 import corpusforge
-from corpusforge.config.twitter import with_default_runner
+from corpusforge.config.beam import with_default_runner
 from corpusforge.sinks.parquet import write_file_atomically
 
 log = logging.getLogger(__name__)

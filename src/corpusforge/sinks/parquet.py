@@ -12,8 +12,6 @@ final name. The transform outputs one ``ShardInfo`` dict per file written.
 from __future__ import annotations
 
 import hashlib
-import io
-import math
 import operator
 import os
 import pickle
@@ -23,34 +21,30 @@ from typing import Any
 
 import apache_beam as beam
 import pyarrow as pa
-import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from corpusforge.keys import seeded_hash
 from corpusforge.schemas import SchemaRef, arrow_schema
+from corpusforge.sinks.shards import (
+    ROW_GROUP_SIZE,
+    Row,
+    shard_count,
+    shard_name,
+    shard_of,
+    table_bytes,
+)
 
-ROW_GROUP_SIZE = 64_000
-Row = dict[str, Any]
-
-
-def shard_name(shard: int, num_shards: int, prefix: str = "part") -> str:
-    """``part-00001-of-00004.parquet``."""
-    return f"{prefix}-{shard:05d}-of-{num_shards:05d}.parquet"
-
-
-def table_bytes(rows: list[Row], schema: pa.Schema) -> bytes:
-    """Serialise ``rows`` (already in their final order) as one zstd Parquet file."""
-    table = pa.Table.from_pylist(rows, schema=schema)
-    buffer = io.BytesIO()
-    pq.write_table(
-        table,
-        buffer,
-        compression="zstd",
-        row_group_size=ROW_GROUP_SIZE,
-        write_statistics=True,
-    )
-    return buffer.getvalue()
+__all__ = [
+    "ROW_GROUP_SIZE",
+    "ShardedWriter",
+    "WriteParquetShards",
+    "shard_count",
+    "shard_name",
+    "shard_of",
+    "table_bytes",
+    "write_file_atomically",
+    "write_rows",
+]
 
 
 def write_file_atomically(path: str, data: bytes) -> None:
@@ -88,16 +82,6 @@ class _WriteShardFn(beam.DoFn):
         ordered = sorted(rows, key=self._sort_key)
         path = FileSystems.join(dest, shard_name(shard, num_shards, self._prefix))
         yield write_rows(path, ordered, arrow_schema(self._schema_ref))
-
-
-def shard_count(rows: int, rows_per_shard: int) -> int:
-    """Shards of a destination with ``rows`` rows: ``ceil(rows / rows_per_shard)``, at least 1."""
-    return max(1, math.ceil(rows / rows_per_shard))
-
-
-def shard_of(key: Any, num_shards: int) -> int:
-    """The shard of a row whose sort key is ``key``: a hash, so no order is involved."""
-    return seeded_hash(0, "shard", key) % num_shards
 
 
 class ShardedWriter:

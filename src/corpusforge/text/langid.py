@@ -97,6 +97,7 @@ _LANG_CODE = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$")
 _KNOWN_LANGS = frozenset(_ISO639_TO_1.values()) | LID176_LANGS | TWITTER_LANG_CODES
 
 
+@functools.lru_cache(maxsize=4096)
 def normalize_lang(code: str) -> str:
     """Map a language label to its primary ISO 639-1 code, or 639-3 when it has none.
 

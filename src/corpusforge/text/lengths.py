@@ -63,6 +63,7 @@ _RANGES: Final[tuple[tuple[int, int, str], ...]] = (
     (0x20000, 0x3134F, HAN),  # CJK extensions B to G
 )
 _FIRST_SPACELESS: Final = 0x0E00
+_FIRST_SPACELESS_CHAR: Final = chr(_FIRST_SPACELESS)
 
 
 def script_of(char: str) -> str | None:
@@ -107,6 +108,6 @@ def word_count(text: str) -> int:
         (:data:`LETTERS_PER_WORD`), rounded up.
     """
     tokens = text.split()
-    if text.isascii():
-        return len(tokens)
-    return sum(_token_words(token) for token in tokens)
+    if text.isascii() or max(text, default="") < _FIRST_SPACELESS_CHAR:
+        return len(tokens)  # no letter of a space-less script: one word per token
+    return sum(1 if max(token) < _FIRST_SPACELESS_CHAR else _token_words(token) for token in tokens)

@@ -57,7 +57,7 @@ from corpusforge.sources.twitter.archive import (
     read_member_lines,
 )
 from corpusforge.sources.twitter.parse import LineKind, merge_records, parse_line
-from corpusforge.text.clean import clean_text, get_profile
+from corpusforge.text.clean import CleanProfile, clean_text
 from corpusforge.text.decontam import Decontaminator
 
 DEAD = "dead"
@@ -288,11 +288,11 @@ class _SelectLangFn(beam.DoFn):
     """
 
     def __init__(
-        self, langs: tuple[str, ...], lid_model: str | None = None, clean: str = "paper"
+        self, langs: tuple[str, ...], lid_model: str | None, profile: CleanProfile
     ) -> None:
         self._langs = frozenset(langs)
         self._lid_model = lid_model
-        self._clean = clean
+        self._profile = profile
 
     def setup(self) -> None:
         self._lid = None
@@ -300,7 +300,6 @@ class _SelectLangFn(beam.DoFn):
             from corpusforge.text.langid import LanguageIdentifier
 
             self._lid = LanguageIdentifier.load(self._lid_model or None)
-            self._profile = get_profile(self._clean)
 
     def process(self, row: dict[str, Any]) -> Iterator[Any]:
         yield TaggedOutput(COUNTS, ("records_in", 1))
@@ -346,20 +345,23 @@ class ConversationRecords(beam.PTransform):
         langs: languages kept.
         lid_model: ``None`` to trust Twitter's ``lang`` field; a model path (``""``: the
             packaged lid.176) to predict languages with fastText instead.
-        clean: cleaning profile applied before prediction.
+        profile: cleaning profile applied before prediction.
     """
 
     def __init__(
-        self, langs: tuple[str, ...], lid_model: str | None = None, clean: str = "paper"
+        self,
+        langs: tuple[str, ...],
+        lid_model: str | None,
+        profile: CleanProfile,
     ) -> None:
         super().__init__()
         self._langs = langs
         self._lid_model = lid_model
-        self._clean = clean
+        self._profile = profile
 
     def expand(self, inputs: dict[str, beam.PCollection]) -> dict[str, beam.PCollection]:
         selected = inputs["rows"] | "SelectLang" >> beam.ParDo(
-            _SelectLangFn(self._langs, self._lid_model, self._clean)
+            _SelectLangFn(self._langs, self._lid_model, self._profile)
         ).with_outputs(COUNTS, main="rows")
         # The parent ids come from a narrow second read when there is one: computed from the
         # full rows, the in-process runner would have to hold every row until they are ready.
@@ -436,18 +438,15 @@ class _NodeFn(beam.DoFn):
 
     def __init__(
         self,
-        clean: str,
+        profile: CleanProfile,
         min_chars: int,
         langs: tuple[str, ...],
         decontaminator: Decontaminator | None,
     ) -> None:
-        self._clean = clean
+        self._profile = profile
         self._min_chars = min_chars
         self._langs = frozenset(langs)
         self._decontaminator = decontaminator
-
-    def setup(self) -> None:
-        self._profile = get_profile(self._clean)
 
     def process(self, element: tuple[int, dict[str, list[Any]]]) -> Iterator[Any]:
         tweet_id, groups = element
@@ -617,7 +616,7 @@ class TwitterPairs(beam.PTransform):
     with ``pairs_per_dataset``, each dataset is sampled by seeded hash.
 
     Args:
-        clean: cleaning profile name.
+        profile: the cleaning profile (the config's resolved ``profile``).
         min_chars: minimum cleaned length.
         langs: languages kept.
         seed: seed of every choice.
@@ -630,7 +629,7 @@ class TwitterPairs(beam.PTransform):
 
     def __init__(
         self,
-        clean: str,
+        profile: CleanProfile,
         min_chars: int,
         langs: tuple[str, ...],
         seed: int,
@@ -641,7 +640,7 @@ class TwitterPairs(beam.PTransform):
     ) -> None:
         super().__init__()
         self._lid_model = lid_model
-        self._clean = clean
+        self._profile = profile
         self._min_chars = min_chars
         self._langs = langs
         self._seed = seed
@@ -654,7 +653,7 @@ class TwitterPairs(beam.PTransform):
         if "links" in inputs:
             rows["links"] = inputs["links"]
         relevant = rows | "InConversations" >> ConversationRecords(
-            self._langs, self._lid_model, self._clean
+            self._langs, self._lid_model, self._profile
         )
         tweets = relevant["records"] | "KeyTweetById" >> beam.Map(lambda r: (r["id"], r))
         deleted = (
@@ -671,7 +670,7 @@ class TwitterPairs(beam.PTransform):
             | "JoinDeletes" >> beam.CoGroupByKey()
             | "CleanNodes"
             >> beam.ParDo(
-                _NodeFn(self._clean, self._min_chars, self._langs, self._decontaminator)
+                _NodeFn(self._profile, self._min_chars, self._langs, self._decontaminator)
             ).with_outputs(COUNTS, main="edges")
         )
         conversations = (

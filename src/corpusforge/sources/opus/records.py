@@ -122,14 +122,7 @@ class RawPair:
 
     def to_bitext_row(self) -> dict[str, Any]:
         """The row for ``schemas/bitext.v1.json``, oriented with :func:`orient_english`."""
-        pair = orient_english(self)
-        return {
-            "anchor": pair.src,
-            "positive": pair.trg,
-            "anchor_lang": pair.src_lang,
-            "positive_lang": pair.trg_lang,
-            "dataset": pair.dataset,
-        }
+        return bitext_row(self, self.src, self.trg)
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,9 +262,34 @@ def orient_english(pair: RawPair) -> RawPair:
         ``pair`` itself when it is already oriented, else a copy with the sides swapped
         (origin unchanged).
     """
-    src_first = pair.src_lang == ENGLISH or (
-        pair.trg_lang != ENGLISH and pair.src_lang <= pair.trg_lang
-    )
-    if src_first:
+    if english_first(pair.src_lang, pair.trg_lang):
         return pair
     return replace(pair, src=pair.trg, trg=pair.src, src_lang=pair.trg_lang, trg_lang=pair.src_lang)
+
+
+def english_first(src_lang: str, trg_lang: str) -> bool:
+    """Whether a pair of these languages keeps its order as the anchor and positive: the
+    first is English, or neither is and the first sorts first (:func:`orient_english`)."""
+    return src_lang == ENGLISH or (trg_lang != ENGLISH and src_lang <= trg_lang)
+
+
+def bitext_row(pair: RawPair, src: str, trg: str) -> dict[str, Any]:
+    """The ``schemas/bitext.v1.json`` row of ``pair`` with sides ``src`` and ``trg`` (its
+    texts after cleaning), oriented as :func:`orient_english` orients ``pair``.
+
+    Args:
+        pair: the pair as read (its languages and dataset).
+        src: the text of its first side, as it goes into the row.
+        trg: the text of its second side.
+    """
+    if english_first(pair.src_lang, pair.trg_lang):
+        anchor, positive, anchor_lang, positive_lang = src, trg, pair.src_lang, pair.trg_lang
+    else:
+        anchor, positive, anchor_lang, positive_lang = trg, src, pair.trg_lang, pair.src_lang
+    return {
+        "anchor": anchor,
+        "positive": positive,
+        "anchor_lang": anchor_lang,
+        "positive_lang": positive_lang,
+        "dataset": pair.dataset,
+    }

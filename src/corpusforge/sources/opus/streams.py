@@ -19,8 +19,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, cast
 
-import smart_open
-
 GZIP_MAGIC = b"\x1f\x8b"
 BZ2_MAGIC = b"BZh"
 XZ_MAGIC = b"\xfd7zXZ\x00"
@@ -38,6 +36,8 @@ def file_name(uri: str) -> str:
 
 def open_raw(uri: str) -> IO[bytes]:
     """Open a local path or ``gs://``, ``s3://``, ``http(s)://`` URI as seekable bytes."""
+    import smart_open  # lazily: its cloud clients take most of a second to import
+
     stream: IO[bytes] = smart_open.open(uri, "rb", compression="disable")
     return stream
 

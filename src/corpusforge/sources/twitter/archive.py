@@ -31,8 +31,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO
 
-import smart_open
-
 from corpusforge.sources.twitter.decode import (
     BZ2_MAGIC,
     GZIP_MAGIC,
@@ -127,6 +125,8 @@ def archive_name(uri: str) -> str:
 
 def open_uri(uri: str) -> IO[bytes]:
     """Open a local path or a ``gs://``, ``s3://``, ``http(s)://`` URI for seekable reading."""
+    import smart_open  # lazily: its cloud clients take most of a second to import
+
     stream: IO[bytes] = smart_open.open(uri, "rb", compression="disable")
     return stream
 

@@ -15,6 +15,9 @@ block, a truncated stream, a bad CRC in the container) that output is thrown awa
 member is decoded again by the reference from the very chunks already read, so the lines kept
 before the damage, the reasons and the cut never depend on the decoder setting
 (``tests/hostile/test_decoders.py`` compares releases byte for byte).
+
+One module past 500 lines on purpose: both decoders, the replay and the line splitter keep
+one contract (the same lines, reasons and cut whatever the decoder), best read in one place.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from corpusforge.config.flags import FlagError
+from corpusforge.config.settings import setting
 
 BZ2_MAGIC = b"BZh"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -113,10 +117,20 @@ class ReadLimits:
             Real archive members compress about 10 to 1.
     """
 
-    max_line_bytes: int = 1 << 20
-    max_member_bytes: int = 4 << 30
-    bz2_threads: int = 2
-    max_member_ratio: float = 100
+    max_line_bytes: int = setting(
+        1 << 20, help="longest line read; a longer one is dead-lettered", unit="bytes"
+    )
+    max_member_bytes: int = setting(
+        4 << 30, help="cap on decompressed bytes per archive member", unit="bytes"
+    )
+    bz2_threads: int = setting(
+        2, help="fast bz2 decoder threads per member (0: stdlib only; 2: both laptop cores)"
+    )
+    max_member_ratio: float = setting(
+        100,
+        help="cap on a member's decompressed/compressed bytes past its first 8 MiB "
+        "(a decompression bomb is cut, read_member_ratio_too_high); 0: off",
+    )
 
     def __post_init__(self) -> None:
         if self.bz2_threads < 0:

@@ -1,0 +1,451 @@
+"""Bitext and ParaNMT inputs -> staged pair and dead-letter shards and counts, on this machine.
+
+The local engine of ``corpusforge bitext build`` and ``corpusforge paranmt build`` (the
+default when no ``--runner`` is given): the same rules as the Beam pipeline
+(:mod:`corpusforge.pairing.candidates`), the same counts, the same shards byte for byte,
+without holding the input in memory.
+
+1. **Read** (this process): every read unit in plan order, with the readers of
+   ``sources/``; skips and dead letters are counted here, dead letters staged.
+2. **Filter** (``workers`` processes): batches of raw pairs go to a pool that cleans them,
+   checks lengths and runs fastText on both sides (the costly step); each batch comes back
+   as an Arrow table of candidates and a count of drops. Batches are handed out with a
+   bounded window, so a slow pool holds back the reader instead of filling memory.
+3. **Deduplicate and cap** (polars, by partition): candidates are spilled to ``partitions``
+   Arrow files by a hash of their dedup key, so every copy of a pair lands in one
+   partition; each partition is read alone, sorted by (group, dedup key, origin) and the
+   first copy kept. With a cap, a first pass keeps each (dataset, group)'s smallest
+   ``cap`` ranks (a 64-bit seeded hash and the 32-hex dedup key: about 50 bytes a pair) to
+   fix its threshold, and a second pass keeps the pairs at or under it.
+4. **Write**: kept rows go, a frame at a time, to
+   :class:`~corpusforge.local.shards.FrameShards`, which places and sorts them as the Beam
+   sink does: pair rows by (dedup key, anchor, positive), the sort key of both builds
+   (``bitext_sort_key``, ``paraphrase_sort_key``); dead letters by their origin.
+
+Memory is one partition (about ``PARTITION_BYTES`` of input text), the writer's buffer and
+the window of batches in flight, whatever the input size. Nothing here depends on the
+number of workers or partitions: both only decide where work happens.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import multiprocessing
+import os
+import shutil
+import sys
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.ipc
+
+from corpusforge.local.shards import FrameShards
+from corpusforge.pairing.candidates import (
+    Candidate,
+    Dropped,
+    PairRules,
+    bitext_candidate,
+    cap_rank,
+    paraphrase_candidate,
+)
+from corpusforge.pairing.filters import FilterReason
+from corpusforge.schemas import DEAD_LETTER, SchemaRef, arrow_schema
+from corpusforge.sources.opus.records import DeadLetter, RawPair, Skipped
+from corpusforge.sources.paranmt.parse import RawParaphrase
+from corpusforge.text.langid import LanguageIdentifier
+
+log = logging.getLogger(__name__)
+
+CountKey = tuple[str, ...]
+Raw = RawPair | RawParaphrase
+
+BATCH_PAIRS = 2_048
+"""Raw pairs per batch sent to a worker."""
+IN_FLIGHT_PER_WORKER = 3
+"""Batches queued per worker: enough to keep it busy while the reader reads ahead."""
+PARTITION_BYTES = 48 << 20
+"""Input bytes per dedup partition; a partition's candidates are about as large in memory."""
+MAX_PARTITIONS = 1024
+DEAD_ROWS = 10_000
+"""Dead-letter rows held before they go to the writer's Arrow file."""
+PAIR_SORT_COLUMNS = ["_dedup", "anchor", "positive"]
+"""A pair row's sort key in both builds: ``pair_key(anchor, positive)`` (the dedup key,
+symmetric for paraphrases), anchor, positive."""
+DEAD_SORT_COLUMNS = ["_k_archive", "_k_member", "_k_line", "reason", "detail", "excerpt"]
+"""A dead-letter row's sort key, as ``corpusforge.builds.bitext._dead_key`` makes it."""
+
+META = ("_dataset", "_group", "_dedup", "_file", "_member", "_line", "_part", "_rank")
+ORDER = ["_group", "_dedup", "_dataset", "_file", "_member", "_line", "_part"]
+
+
+@dataclass(frozen=True)
+class PairJob:
+    """What the engine runs: the per-pair rules, their model, the cap and the row schema.
+
+    Attributes:
+        kind: ``bitext`` or ``paraphrase`` (which candidate rule applies).
+        rules: the per-pair settings.
+        lid_model: fastText model path; ``None``: the default model.
+        seed: seed of the cap's rank.
+        cap: pairs kept per (dataset, group); ``None`` keeps all.
+        pair_schema: the schema of the rows written.
+        rows_per_shard: target rows per shard.
+        workers: filter processes; 1 filters in this process.
+    """
+
+    kind: str
+    rules: PairRules
+    lid_model: str | None
+    seed: int
+    cap: int | None
+    pair_schema: SchemaRef
+    rows_per_shard: int
+    workers: int = 1
+
+
+@dataclass
+class Staged:
+    """What the engine leaves for publishing: the staged files and every count."""
+
+    files: list[dict[str, Any]]
+    counts: Counter[CountKey]
+
+
+def run_pairs(
+    job: PairJob,
+    records: Iterable[Any],
+    *,
+    pair_dest: Callable[[str, str], str],
+    dead_dest: str,
+    scratch: str,
+    input_bytes: int,
+) -> Staged:
+    """Run the engine over ``records`` (what the readers yield, with their read counts).
+
+    Args:
+        job: the rules and settings.
+        records: raw pairs, :class:`DeadLetter` and :class:`Skipped` items, and
+            ``(count key, n)`` tuples for counts the reader keeps itself (units read).
+        pair_dest: (dataset, group) -> the staged folder of its shards.
+        dead_dest: the staged folder of the dead letters.
+        scratch: a local folder for spill files, removed at the end.
+        input_bytes: bytes of the inputs, which size the partitions.
+    """
+    partitions = max(1, min(MAX_PARTITIONS, math.ceil(input_bytes / PARTITION_BYTES)))
+    os.makedirs(scratch, exist_ok=True)
+    counts: Counter[CountKey] = Counter()
+    dead = _DeadLetters(
+        FrameShards(
+            DEAD_LETTER, DEAD_SORT_COLUMNS, _same, job.rows_per_shard, _subfolder(scratch, "dead")
+        ),
+        dead_dest,
+    )
+    spill = _Partitions(_subfolder(scratch, "candidates"), partitions)
+    try:
+        batches = _batches(records, counts, dead)
+        for table, batch_counts in _filtered(job, batches):
+            counts.update(batch_counts)
+            spill.add(table)
+        spill.close()
+        pairs = FrameShards(
+            job.pair_schema,
+            PAIR_SORT_COLUMNS,
+            _same,
+            job.rows_per_shard,
+            _subfolder(scratch, "pairs"),
+        )
+        _keep_and_write(job, spill, pairs, pair_dest, counts)
+        files = pairs.close() + dead.close()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    log.info("local engine: %d workers, %d partitions", max(job.workers, 1), partitions)
+    return Staged(files, counts)
+
+
+def _same(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    return key
+
+
+class _DeadLetters:
+    """Dead-letter rows -> their writer, a frame of ``DEAD_ROWS`` at a time, with the columns
+    of their sort key."""
+
+    def __init__(self, writer: FrameShards, dest: str) -> None:
+        self._writer = writer
+        self._dest = dest
+        self._rows: list[dict[str, Any]] = []
+
+    def add(self, row: dict[str, Any]) -> None:
+        line = row["origin_line"]
+        self._rows.append(
+            {
+                **row,
+                "_k_archive": row["origin_archive"] or "",
+                "_k_member": row["origin_member"] or "",
+                "_k_line": line if line is not None else -1,
+            }
+        )
+        if len(self._rows) >= DEAD_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._rows:
+            schema = {**_DEAD_FRAME_SCHEMA}
+            self._writer.add(self._dest, pl.DataFrame(self._rows, schema=schema))
+            self._rows = []
+
+    def close(self) -> list[dict[str, Any]]:
+        self._flush()
+        return self._writer.close()
+
+
+_DEAD_FRAME_SCHEMA: dict[str, Any] = {
+    **{f.name: pl.String for f in arrow_schema(DEAD_LETTER)},
+    "origin_line": pl.Int64,
+    "_k_archive": pl.String,
+    "_k_member": pl.String,
+    "_k_line": pl.Int64,
+}
+
+
+def _subfolder(root: str, name: str) -> str:
+    path = os.path.join(root, name)
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+# -- 1. read -----------------------------------------------------------------------------
+
+
+def _batches(
+    records: Iterable[Any], counts: Counter[CountKey], dead: _DeadLetters
+) -> Iterator[list[Raw]]:
+    batch: list[Raw] = []
+    for record in records:
+        if isinstance(record, RawPair | RawParaphrase):
+            counts[("read", "records")] += 1
+            batch.append(record)
+            if len(batch) >= BATCH_PAIRS:
+                yield batch
+                batch = []
+        elif isinstance(record, Skipped):
+            counts[("skip", str(record.reason))] += 1
+            counts[("read", "records")] += 1
+        elif isinstance(record, DeadLetter):
+            counts[("dead", record.reason)] += 1
+            counts[("read", "records")] += record.records
+            counts[("read", "dead_letter_lines")] += record.records
+            dead.add(record.to_row())
+        else:
+            key, n = record
+            counts[key] += n
+    if batch:
+        yield batch
+
+
+# -- 2. filter ---------------------------------------------------------------------------
+
+_worker: dict[str, Any] = {}
+
+
+def _start_worker(job: PairJob) -> None:
+    _worker["job"] = job
+    _worker["lid"] = LanguageIdentifier.load(job.lid_model)
+
+
+def _filter_batch(batch: list[Raw]) -> tuple[pa.Table, Counter[CountKey]]:
+    """A batch of raw pairs -> their candidates as a table, and the filter's counts."""
+    job: PairJob = _worker["job"]
+    lid: LanguageIdentifier = _worker["lid"]
+    rule = bitext_candidate if job.kind == "bitext" else paraphrase_candidate
+    counts: Counter[CountKey] = Counter()
+    kept: list[Candidate] = []
+    for raw in batch:
+        result = rule(raw, job.rules, lid)  # type: ignore[arg-type]
+        counts[("cand", result.dataset, result.group)] += 1
+        if isinstance(result, Dropped):
+            counts[("drop", result.dataset, result.group, str(result.reason))] += 1
+        else:
+            kept.append(result)
+    return _table(job, kept), counts
+
+
+def _table(job: PairJob, kept: list[Candidate]) -> pa.Table:
+    names = arrow_schema(job.pair_schema).names
+    columns: dict[str, list[Any]] = {name: [c.row[name] for c in kept] for name in names}
+    columns["_dataset"] = [c.dataset for c in kept]
+    columns["_group"] = [c.group for c in kept]
+    columns["_dedup"] = [c.dedup for c in kept]
+    columns["_file"] = [c.order[1] for c in kept]
+    columns["_member"] = [c.order[2] for c in kept]
+    columns["_line"] = [c.order[3] for c in kept]
+    columns["_part"] = [c.order[4] if len(c.order) > 4 else 0 for c in kept]
+    columns["_rank"] = [
+        cap_rank(job.seed, c.dataset, c.group, c.dedup)[0] if job.cap is not None else 0
+        for c in kept
+    ]
+    return pa.table(columns, schema=_candidate_schema(job))
+
+
+def _candidate_schema(job: PairJob) -> pa.Schema:
+    meta = [
+        pa.field("_dataset", pa.string()),
+        pa.field("_group", pa.string()),
+        pa.field("_dedup", pa.string()),
+        pa.field("_file", pa.string()),
+        pa.field("_member", pa.string()),
+        pa.field("_line", pa.int64()),
+        pa.field("_part", pa.int64()),
+        pa.field("_rank", pa.uint64()),
+    ]
+    return pa.schema([*arrow_schema(job.pair_schema), *meta])
+
+
+def _filtered(
+    job: PairJob, batches: Iterator[list[Raw]]
+) -> Iterator[tuple[pa.Table, Counter[CountKey]]]:
+    """Each batch filtered, in order: in this process with one worker, else in a pool."""
+    if job.workers <= 1:
+        _start_worker(job)
+        try:
+            yield from map(_filter_batch, batches)
+        finally:
+            _worker.clear()
+        return
+    method = "fork" if sys.platform == "linux" else "spawn"
+    context = multiprocessing.get_context(method)
+    with context.Pool(job.workers, initializer=_start_worker, initargs=(job,)) as pool:
+        pending: deque[Any] = deque()
+        for batch in batches:
+            pending.append(pool.apply_async(_filter_batch, (batch,)))
+            if len(pending) >= IN_FLIGHT_PER_WORKER * job.workers:
+                yield pending.popleft().get()
+        while pending:
+            yield pending.popleft().get()
+
+
+# -- 3. deduplicate and cap --------------------------------------------------------------
+
+
+class _Partitions:
+    """Candidate tables -> one Arrow file per hash partition of their dedup key."""
+
+    def __init__(self, folder: str, partitions: int) -> None:
+        self.folder = folder
+        self.partitions = partitions
+        self._writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
+
+    def path(self, p: int) -> str:
+        return os.path.join(self.folder, f"part-{p:05d}.arrow")
+
+    def add(self, table: pa.Table) -> None:
+        if not table.num_rows:
+            return
+        frame = pl.from_arrow(table)
+        assert isinstance(frame, pl.DataFrame)
+        if self.partitions == 1:
+            self._write(0, frame.to_arrow())
+            return
+        frame = frame.with_columns((pl.col("_dedup").hash(seed=0) % self.partitions).alias("_p"))
+        for (p,), part in frame.partition_by("_p", as_dict=True).items():
+            self._write(int(p), part.drop("_p").to_arrow())
+
+    def _write(self, p: int, table: pa.Table) -> None:
+        writer = self._writers.get(p)
+        if writer is None:
+            writer = pa.ipc.new_file(self.path(p), table.schema)
+            self._writers[p] = writer
+        writer.write_table(table)
+
+    def close(self) -> None:
+        for writer in self._writers.values():
+            writer.close()
+
+    def frames(self) -> Iterator[pl.DataFrame]:
+        """Each partition's candidates, one at a time."""
+        for p in sorted(self._writers):
+            with pa.memory_map(self.path(p)) as source:
+                table = pa.ipc.open_file(source).read_all()
+            frame = pl.from_arrow(table)
+            assert isinstance(frame, pl.DataFrame)
+            del table
+            yield frame
+
+
+def _first_copies(frame: pl.DataFrame, counts: Counter[CountKey]) -> pl.DataFrame:
+    """The copy of each (group, dedup key) with the smallest origin; the others counted."""
+    frame = frame.sort(ORDER)
+    first = pl.struct("_group", "_dedup").is_first_distinct()
+    dups = frame.filter(~first)
+    _count_drops(dups, FilterReason.DEDUP_DUPLICATE, counts)
+    return frame.filter(first)
+
+
+def _count_drops(frame: pl.DataFrame, reason: FilterReason, counts: Counter[CountKey]) -> None:
+    if not frame.height:
+        return
+    for dataset, group, n in frame.group_by("_dataset", "_group").len().iter_rows():
+        counts[("drop", dataset, group, str(reason))] += n
+
+
+def _thresholds(spill: _Partitions, cap: int, counts: Counter[CountKey]) -> pl.DataFrame:
+    """Per (dataset, group), the largest (rank, dedup key) of its ``cap`` smallest."""
+    best: pl.DataFrame | None = None
+    for frame in spill.frames():
+        kept = _first_copies(frame, counts).select("_dataset", "_group", "_rank", "_dedup")
+        merged = kept if best is None else pl.concat([best, kept])
+        best = _smallest(merged, cap)
+    if best is None:
+        return pl.DataFrame(
+            schema={"_dataset": pl.String, "_group": pl.String, "_t_rank": pl.UInt64,
+                    "_t_dedup": pl.String}
+        )  # fmt: skip
+    return (
+        best.sort("_dataset", "_group", "_rank", "_dedup")
+        .group_by("_dataset", "_group", maintain_order=True)
+        .agg(pl.col("_rank").last().alias("_t_rank"), pl.col("_dedup").last().alias("_t_dedup"))
+    )
+
+
+def _smallest(frame: pl.DataFrame, cap: int) -> pl.DataFrame:
+    return (
+        frame.sort("_dataset", "_group", "_rank", "_dedup")
+        .group_by("_dataset", "_group", maintain_order=True)
+        .head(cap)
+    )
+
+
+def _keep_and_write(
+    job: PairJob,
+    spill: _Partitions,
+    writer: FrameShards,
+    pair_dest: Callable[[str, str], str],
+    counts: Counter[CountKey],
+) -> None:
+    thresholds = None
+    if job.cap is not None:
+        thresholds = _thresholds(spill, job.cap, counts)
+    dests: dict[tuple[str, str], str] = {}
+    for frame in spill.frames():
+        part_counts: Counter[CountKey] = Counter()
+        kept = _first_copies(frame, part_counts)
+        if thresholds is None:
+            counts.update(part_counts)
+        else:  # duplicates were counted by the first pass
+            kept = kept.join(thresholds, on=["_dataset", "_group"], how="left")
+            under = (pl.col("_rank") < pl.col("_t_rank")) | (
+                (pl.col("_rank") == pl.col("_t_rank")) & (pl.col("_dedup") <= pl.col("_t_dedup"))
+            )
+            _count_drops(kept.filter(~under), FilterReason.CAP_OVER_LIMIT, counts)
+            kept = kept.filter(under)
+        for (dataset, group), rows in kept.partition_by(
+            "_dataset", "_group", as_dict=True, include_key=False
+        ).items():
+            dest = dests.setdefault((dataset, group), pair_dest(dataset, group))
+            counts[("rows", dataset, group)] += rows.height
+            writer.add(dest, rows)

@@ -1,0 +1,146 @@
+"""Polars frames of rows -> the Parquet shards the Beam sink writes, byte for byte, in bounded
+memory.
+
+:class:`FrameShards` is the local engine's writer: it takes whole frames of rows for a
+destination folder, keeps them in an Arrow file per destination on local disk, and once every
+row is in (so each destination's row count, and so its number of shards, is known) writes
+each destination's shards by the rules of :mod:`corpusforge.sinks.shards`: a row's shard is
+the seeded hash of its sort key, a shard is sorted by that key and written with the explicit
+schema. Sorting is polars' (strings compare as UTF-8 bytes, which is code-point order, as
+Python compares them), so the files equal those of
+:class:`~corpusforge.sinks.parquet.WriteParquetShards` for the same rows. Memory holds one
+shard at a time (``rows_per_shard`` rows), or one batch of a destination while it is split.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.ipc
+
+from corpusforge.schemas import SchemaRef, arrow_schema
+from corpusforge.sinks.shards import parquet_bytes, shard_count, shard_name, shard_of
+
+SortKey = Callable[[tuple[Any, ...]], Any]
+
+
+class FrameShards:
+    """(destination folder, frame) -> Parquet shards, as :class:`WriteParquetShards` writes.
+
+    Args:
+        schema_ref: the schema of the files (its columns are taken from each frame).
+        sort_columns: the columns whose values, in this order, make a row's sort key; the key
+            must be unique within a destination.
+        sort_key: the sort key as the Beam sink computes it, from the values of
+            ``sort_columns`` (its ``str`` is what places a row in a shard).
+        rows_per_shard: target rows per shard.
+        spill: a local folder for the Arrow files.
+    """
+
+    def __init__(
+        self,
+        schema_ref: SchemaRef,
+        sort_columns: list[str],
+        sort_key: SortKey,
+        rows_per_shard: int,
+        spill: str,
+    ) -> None:
+        self._schema = arrow_schema(schema_ref)
+        self._names = list(self._schema.names)
+        self._columns = list(dict.fromkeys([*self._names, *sort_columns]))
+        self._sort_columns = sort_columns
+        self._sort_key = sort_key
+        self._rows_per_shard = rows_per_shard
+        self._spill = spill
+        self._counts: Counter[str] = Counter()
+        self._writers: dict[str, pa.ipc.RecordBatchFileWriter] = {}
+        self._paths: dict[str, str] = {}
+
+    def add(self, dest: str, frame: pl.DataFrame) -> None:
+        """Add ``frame``'s rows (the schema's columns and the sort columns) to ``dest``."""
+        if not frame.height:
+            return
+        table = frame.select(self._columns).to_arrow()
+        writer = self._writers.get(dest)
+        if writer is None:
+            path = os.path.join(self._spill, f"dest-{len(self._paths)}.arrow")
+            self._paths[dest] = path
+            writer = self._writers[dest] = pa.ipc.new_file(path, table.schema)
+        writer.write_table(table)
+        self._counts[dest] += frame.height
+
+    def close(self) -> list[dict[str, Any]]:
+        """Write every destination's shards; a ShardInfo dict per file, by destination."""
+        for writer in self._writers.values():
+            writer.close()
+        files: list[dict[str, Any]] = []
+        for dest in sorted(self._counts):
+            num_shards = shard_count(self._counts[dest], self._rows_per_shard)
+            for shard, frame in enumerate(self._shards(dest, num_shards)):
+                if frame.height:
+                    path = os.path.join(dest, shard_name(shard, num_shards))
+                    files.append(self._write(path, frame.sort(self._sort_columns)))
+            os.remove(self._paths[dest])
+        return files
+
+    def _frames(self, path: str) -> Iterator[pl.DataFrame]:
+        with pa.memory_map(path) as source:
+            reader = pa.ipc.open_file(source)
+            for i in range(reader.num_record_batches):
+                frame = pl.from_arrow(reader.get_batch(i))
+                assert isinstance(frame, pl.DataFrame)
+                yield frame
+
+    def _shards(self, dest: str, num_shards: int) -> Iterator[pl.DataFrame]:
+        """``dest``'s rows split into its shards, one shard in memory at a time."""
+        frames = self._frames(self._paths[dest])
+        if num_shards == 1:
+            yield pl.concat(list(frames))
+            return
+        parts = [f"{self._paths[dest]}.{shard}" for shard in range(num_shards)]
+        writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
+        for frame in frames:
+            keys = zip(*(frame[c].to_list() for c in self._sort_columns), strict=True)
+            placed = frame.with_columns(
+                pl.Series("_shard", [shard_of(self._sort_key(k), num_shards) for k in keys])
+            )
+            for (shard,), part in placed.partition_by("_shard", as_dict=True).items():
+                table = part.drop("_shard").to_arrow()
+                writer = writers.get(int(shard))
+                if writer is None:
+                    s = int(shard)
+                    writer = writers[s] = pa.ipc.new_file(parts[s], table.schema)
+                writer.write_table(table)
+        for writer in writers.values():
+            writer.close()
+        for shard, path in enumerate(parts):
+            if shard not in writers:
+                yield pl.DataFrame()
+                continue
+            yield pl.concat(list(self._frames(path)))
+            os.remove(path)
+
+    def _write(self, path: str, frame: pl.DataFrame) -> dict[str, Any]:
+        table = frame.select(self._names).to_arrow()
+        table = pa.Table.from_arrays(
+            [table.column(i).cast(f.type).combine_chunks() for i, f in enumerate(self._schema)],
+            schema=self._schema,
+        )
+        data = parquet_bytes(table)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+        return {
+            "path": path,
+            "rows": frame.height,
+            "bytes": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }

@@ -1,0 +1,202 @@
+"""A raw bitext pair or paraphrase -> a candidate for deduplication, or the reason it is dropped.
+
+The per-pair rules of the bitext and ParaNMT builds, in their order, as plain functions:
+the Beam filters (:mod:`corpusforge.transforms.bitext`) and the local engine
+(:mod:`corpusforge.local.bitext`) both call them, so a pair is kept or dropped for the same
+reason on every engine.
+
+- Bitext (P-SP; CT-XLMR-SE): clean (or make one line), orient English into ``anchor``,
+  3 to 100 words per side in a ratio below 3, fastText language id on both sides agreeing
+  with the declared languages.
+- ParaNMT (P-SP): clean, mean length, score, word-trigram overlap (computed once and kept
+  in the row), both sides English by fastText.
+
+A candidate carries what deduplication and the cap need: ``dedup``
+(:func:`~corpusforge.pairing.filters.pair_key`: equal up to case and whitespace; either
+order for paraphrases), ``order`` (its origin: among copies the smallest is kept) and
+:func:`cap_rank` (the seeded hash by which a capped group keeps its smallest pairs).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from corpusforge.keys import seeded_hash
+from corpusforge.pairing.filters import (
+    BitextFilterConfig,
+    FilterReason,
+    LanguageFilterConfig,
+    ParaphraseFilterConfig,
+    check_bitext_length,
+    check_language,
+    check_pair_languages,
+    check_paraphrase_length,
+    check_paraphrase_score,
+    check_trigram_overlap,
+    pair_key,
+)
+from corpusforge.sources.opus.records import ENGLISH, RawPair, bitext_row
+from corpusforge.sources.paranmt.parse import RawParaphrase
+from corpusforge.text.clean import CleanProfile, clean_text, one_line
+from corpusforge.text.langid import LanguageIdentifier
+from corpusforge.text.overlap import trigram_overlap
+
+PARAPHRASE_GROUP = f"{ENGLISH}-{ENGLISH}"
+"""The group (language pair) of every ParaNMT pair in counts and rejects."""
+
+Check = Callable[[], FilterReason | None]
+Timed = Callable[[Check], FilterReason | None]
+
+
+def untimed(check: Check) -> FilterReason | None:
+    """Run a language check as it is (the Beam filters pass one that times it)."""
+    return check()
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A pair that passed the filters, on its way through deduplication and the cap.
+
+    Attributes:
+        order: the origin (dataset, file, member, line[, part]); among copies the smallest
+            is kept.
+        key: the pair's deterministic key (``RawPair.key`` / ``RawParaphrase.key``).
+        dedup: :func:`~corpusforge.pairing.filters.pair_key` of the two sides.
+        dataset: the pair's dataset.
+        group: its language pair after orientation (``en-de``; ``en-en`` for ParaNMT).
+        row: the release row (``schemas/bitext.v1`` or ``paraphrase.v1``).
+    """
+
+    order: tuple[Any, ...]
+    key: str
+    dedup: str
+    dataset: str
+    group: str
+    row: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """A pair the filters refused: its reason, and where it is counted."""
+
+    reason: FilterReason
+    dataset: str
+    group: str
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class PairRules:
+    """The per-pair settings of a bitext or ParaNMT build.
+
+    Attributes:
+        lengths: bitext tokens per side and length ratio (bitext builds).
+        paraphrase: ParaNMT length, score and overlap limits (ParaNMT builds).
+        language: language-id confidence threshold.
+        profile: a cleaning profile, or ``None`` for none.
+        lowercase: with no profile, lowercase both sides.
+    """
+
+    language: LanguageFilterConfig
+    lengths: BitextFilterConfig | None = None
+    paraphrase: ParaphraseFilterConfig | None = None
+    profile: CleanProfile | None = None
+    lowercase: bool = False
+
+
+def prepare_text(text: str, profile: CleanProfile | None, lowercase: bool) -> str:
+    """The text that goes into a row: cleaned with ``profile``, else made one line.
+
+    Args:
+        text: one side as read.
+        profile: a cleaning profile, or ``None`` for none: then only line and paragraph
+            breaks inside the text (``\\r``, U+2028, ...) become spaces
+            (:func:`~corpusforge.text.clean.one_line`).
+        lowercase: with no profile, lowercase (a profile carries its own setting).
+    """
+    if profile is not None:
+        return clean_text(text, profile)
+    text = one_line(text)
+    return text.lower() if lowercase else text
+
+
+def bitext_candidate(
+    raw: RawPair, rules: PairRules, lid: LanguageIdentifier, timed: Timed = untimed
+) -> Candidate | Dropped:
+    """A raw translation pair -> a candidate, or why it is dropped.
+
+    Args:
+        raw: the pair as read.
+        rules: ``lengths`` must be set.
+        lid: the fastText language identifier.
+        timed: runs the language check (the Beam filter times it).
+    """
+    assert rules.lengths is not None
+    src = prepare_text(raw.src, rules.profile, rules.lowercase)
+    trg = prepare_text(raw.trg, rules.profile, rules.lowercase)
+    row = bitext_row(raw, src, trg)
+    dataset, group = raw.dataset, f"{row['anchor_lang']}-{row['positive_lang']}"
+    reason = check_bitext_length(row["anchor"], row["positive"], rules.lengths)
+    if reason is None:
+        reason = timed(
+            lambda: check_pair_languages(
+                row["anchor"],
+                row["anchor_lang"],
+                row["positive"],
+                row["positive_lang"],
+                lid,
+                rules.language,
+            )
+        )
+    if reason is not None:
+        return Dropped(reason, dataset, group, raw.key)
+    order = (dataset, raw.origin_file, raw.origin_member or "", raw.origin_line, raw.origin_part)
+    dedup = pair_key(row["anchor"], row["positive"])
+    return Candidate(order, raw.key, dedup, dataset, group, row)
+
+
+def paraphrase_candidate(
+    raw: RawParaphrase, rules: PairRules, lid: LanguageIdentifier, timed: Timed = untimed
+) -> Candidate | Dropped:
+    """A raw ParaNMT paraphrase -> a candidate, or why it is dropped.
+
+    Args:
+        raw: the paraphrase as read.
+        rules: ``paraphrase`` must be set.
+        lid: the fastText language identifier.
+        timed: runs the language check (the Beam filter times it).
+    """
+    filters = rules.paraphrase
+    assert filters is not None
+    anchor = prepare_text(raw.reference, rules.profile, rules.lowercase)
+    positive = prepare_text(raw.paraphrase, rules.profile, rules.lowercase)
+    dataset, group = raw.dataset, PARAPHRASE_GROUP
+    overlap = 0.0
+    reason = check_paraphrase_length(anchor, positive, filters) or (
+        check_paraphrase_score(raw.score, filters)
+    )
+    if reason is None:
+        overlap = trigram_overlap(anchor, positive)
+        reason = check_trigram_overlap(overlap, filters)
+    if reason is None:
+        reason = timed(
+            lambda: (
+                check_language(anchor, ENGLISH, lid, rules.language)
+                or check_language(positive, ENGLISH, lid, rules.language)
+            )
+        )
+    if reason is not None:
+        return Dropped(reason, dataset, group, raw.key)
+    row = dataclasses.replace(raw, reference=anchor, paraphrase=positive).to_paraphrase_row(overlap)
+    dedup = pair_key(anchor, positive, symmetric=True)
+    order = (dataset, raw.origin_file, raw.origin_member or "", raw.origin_line)
+    return Candidate(order, raw.key, dedup, dataset, group, row)
+
+
+def cap_rank(seed: int, dataset: str, group: str, dedup: str) -> tuple[int, str]:
+    """Seeded hash of the pair's text (unique within a group after deduplication): a capped
+    group keeps the pairs with the smallest ranks."""
+    return seeded_hash(seed, "cap", dataset, group, dedup), dedup

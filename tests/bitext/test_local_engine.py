@@ -1,0 +1,112 @@
+"""The local bitext/ParaNMT engine publishes the Beam pipeline's release, byte for byte.
+
+Each case builds the same inputs with ``engine="beam"`` (Beam's in-process runner) and with
+the local engine on 1 and 2 workers, and compares every file of the releases, the manifest
+included: the pairs, the dead letters, every count. Partitions are forced down to a few
+kilobytes in one case, so duplicates and capped groups are spread over many partitions and
+the exact cap's threshold must be found across them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from corpusforge.builds import bitext, paranmt
+from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
+from corpusforge.local import bitext as engine
+from corpusforge.release.io import InputError
+from tests.bitext.test_build_bitext import write_fixtures
+from tests.bitext.test_build_paranmt import GOOD, LINES, write_paranmt
+
+TATOEBA = Path("tatoeba-laser-v1")
+
+
+def files(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def same_on_every_engine(
+    build: Callable[..., dict[str, Any]], config_of: Callable[[Path], Any], tmp_path: Path
+) -> dict[str, str]:
+    """Build with Beam, then locally on 1 and 2 workers; every release's files are equal."""
+    beam = tmp_path / "beam"
+    manifest = build(config_of(beam), engine="beam")
+    assert manifest["accounting"]["balanced"]
+    expected = files(beam)
+    assert any(name.startswith("pairs/") for name in expected)
+    for workers in (1, 2):
+        local = tmp_path / f"local-{workers}"
+        build(config_of(local), engine="local", workers=workers)
+        assert files(local) == expected, f"{workers} worker(s)"
+    return expected
+
+
+def test_every_format_with_bad_records_and_a_cap(tmp_path: Path) -> None:
+    """One row per shard: pairs and dead letters spread over shards by their keys' hash."""
+    inputs = tuple(write_fixtures(tmp_path / "in"))
+    same_on_every_engine(
+        bitext.build,
+        lambda out: BitextConfig(
+            inputs=inputs, out=str(out), max_pairs_per_lang=2, rows_per_shard=1
+        ),
+        tmp_path,
+    )
+
+
+def test_real_tatoeba_languages_capped_over_many_partitions(
+    realdata: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three real Tatoeba language pairs, capped at 150 of their ~1,000 pairs each, with the
+    dedup partitions forced to a few kilobytes of input (dozens of partitions), and four
+    shards per language pair."""
+    monkeypatch.setattr(engine, "PARTITION_BYTES", 4096)
+    names = ("deu", "fra", "ara")
+    sides = tuple(
+        str(realdata / TATOEBA / f"tatoeba.{lang}-eng.{side}")
+        for lang in names
+        for side in (lang, "eng")
+    )
+    expected = same_on_every_engine(
+        bitext.build,
+        lambda out: BitextConfig(
+            inputs=sides, out=str(out), max_pairs_per_lang=150, seed=7, rows_per_shard=40
+        ),
+        tmp_path,
+    )
+    assert "pairs/tatoeba/en-de/part-00003-of-00004.parquet" in expected
+    assert {name.split("/")[2] for name in expected if name.startswith("pairs/")} == {
+        "en-de",
+        "en-fr",
+        "en-ar",
+    }
+
+
+def test_paranmt_with_reversed_duplicates_and_bad_lines(tmp_path: Path) -> None:
+    lines = [*LINES, "\t".join((*GOOD[2], "0.55")), "\t".join((GOOD[2][1], GOOD[2][0], "0.6"))]
+    uri = write_paranmt(tmp_path / "in" / "para.txt.gz")
+    more = tmp_path / "in" / "more.txt"
+    more.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    same_on_every_engine(
+        paranmt.build,
+        lambda out: ParaphraseConfig(inputs=(uri, str(more)), out=str(out)),
+        tmp_path,
+    )
+
+
+def test_nothing_read_publishes_nothing(tmp_path: Path) -> None:
+    junk = tmp_path / "notes.data"
+    junk.write_text("nothing to see here\n", encoding="utf-8")
+    out = tmp_path / "release"
+    with pytest.raises(InputError, match="no input yielded a pair"):
+        bitext.build(BitextConfig(inputs=(str(junk),), out=str(out)), engine="local")
+    assert not out.exists()
+    assert not list(tmp_path.glob(".release*"))  # no draft, lock or spill left behind
