@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +40,13 @@ def same_on_every_engine(
 ) -> dict[str, str]:
     """Build with Beam, then locally on 1 and 2 workers; every release's files are equal."""
     beam = tmp_path / "beam"
-    manifest = build(config_of(beam), engine="beam")
+    manifest = build(replace(config_of(beam), engine="beam"))
     assert manifest["accounting"]["balanced"]
     expected = files(beam)
     assert any(name.startswith("pairs/") for name in expected)
     for workers in (1, 2):
         local = tmp_path / f"local-{workers}"
-        build(config_of(local), engine="local", workers=workers)
+        build(replace(config_of(local), engine="local", workers=workers))
         assert files(local) == expected, f"{workers} worker(s)"
     return expected
 
@@ -107,6 +108,6 @@ def test_nothing_read_publishes_nothing(tmp_path: Path) -> None:
     junk.write_text("nothing to see here\n", encoding="utf-8")
     out = tmp_path / "release"
     with pytest.raises(InputError, match="no input yielded a pair"):
-        bitext.build(BitextConfig(inputs=(str(junk),), out=str(out)), engine="local")
+        bitext.build(BitextConfig(inputs=(str(junk),), out=str(out), engine="local"))
     assert not out.exists()
     assert not list(tmp_path.glob(".release*"))  # no draft, lock or spill left behind

@@ -193,7 +193,9 @@ def test_an_unbalanced_paranmt_build_keeps_the_old_release(
     before = _hashes(out)
 
     monkeypatch.setattr(pipeline, "assemble_counts", _bent(pipeline.assemble_counts, "lines_read"))
-    code, lines = _cli("paranmt", "build", uri, "--out", str(out), "--min-score", "0.5")
+    code, lines = _cli(
+        "paranmt", "build", uri, "--out", str(out), "--min-score", "0.5", "--engine", "beam"
+    )
     assert code == 3
     assert len(lines) == 1, lines
     assert lines[0].startswith(f"error: {out}: the accounting does not balance (lines_read")
@@ -201,13 +203,13 @@ def test_an_unbalanced_paranmt_build_keeps_the_old_release(
     assert not (tmp_path / ".release.draft").exists()
 
     capsys.readouterr()
-    assert run([f"--input={uri}", f"--out={out}"]) == 3  # the Beam entry point
+    assert run([f"--input={uri}", f"--out={out}", "--engine=beam"]) == 3  # the Beam entry point
     assert "the accounting does not balance" in capsys.readouterr().err
     assert _hashes(out) == before
 
-    config = ParaphraseConfig(inputs=(uri,), out=str(out), dataset="other")
+    config = ParaphraseConfig(inputs=(uri,), out=str(out), dataset="other", engine="local")
     with pytest.raises(AccountingError, match="nothing published"):
-        paranmt_build.build(config, engine="local")  # the local engine publishes the same way
+        paranmt_build.build(config)  # the local engine publishes the same way
     assert _hashes(out) == before
     assert not (tmp_path / ".release.draft").exists()
     assert validate_release(out).ok

@@ -36,7 +36,6 @@ library's.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -44,12 +43,12 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.runners.runner import PipelineResult
 
-from corpusforge.builds.local import pair_engine
+from corpusforge.builds.local import either_engine, run_entry_point
 from corpusforge.config.bitext import BitextConfig
 from corpusforge.jobs import run as run_job
 from corpusforge.pairing.filters import pair_key
 from corpusforge.release import driver
-from corpusforge.release.driver import run_entry_point, runner_name
+from corpusforge.release.driver import runner_name
 from corpusforge.release.io import expand_inputs, pipeline_options, release_config
 from corpusforge.release.manifest import describe_lid_model
 from corpusforge.release.pipeline import REBUILT, ReleaseSpec, WriteRelease, prepare_release
@@ -64,7 +63,6 @@ __all__ = [
     "bitext_sort_key",
     "build",
     "describe_plan",
-    "pair_engine",
     "prepare",
     "run_entry_point",
     "start",
@@ -172,29 +170,17 @@ def start(
     return run_job(p)
 
 
-def build(
-    config: BitextConfig,
-    beam_args: list[str] | None = None,
-    *,
-    engine: str = "beam",
-    workers: int | None = None,
-) -> dict[str, Any]:
+def build(config: BitextConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
     """Run the whole build, holding the release's lock; returns the manifest it published.
+
+    ``config.engine`` says where: the local engine (:mod:`corpusforge.builds.local`) or the
+    Beam pipeline; the release is the same.
 
     Args:
         config: validated configuration.
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
-        engine: ``local`` (:mod:`corpusforge.local.bitext`), ``beam``, or ``auto`` (local
-            unless a runner is named or a path is remote).
-        workers: filter processes of the local engine (default: this machine's cores).
 
     Raises:
         AccountingError: the accounting does not balance (nothing published).
     """
-    beam_args = list(beam_args or [])
-    local = None
-    if pair_engine(engine, [*config.inputs, config.out], beam_args) == "local":
-        from corpusforge.builds.local import build_bitext
-
-        local = functools.partial(build_bitext, workers=workers)
-    return driver.build(start, config, beam_args, local=local)
+    return driver.build(either_engine(start), config, beam_args)

@@ -1,5 +1,7 @@
 """Bitext and ParaNMT builds on the local engine: plan, read, run :mod:`corpusforge.local.bitext`,
-publish the same release the Beam pipeline publishes.
+publish the same release the Beam pipeline publishes (through the release library, the
+accounting checked first); and the choice between that engine and the pipeline
+(:func:`either_engine`, ``--engine``).
 
     corpusforge bitext build 'tatoeba/tatoeba.*-eng.*' --out release/ --engine local --workers 2
 
@@ -13,10 +15,12 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions
 from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
 from corpusforge.local.bitext import PairJob, run_pairs
 from corpusforge.pairing.candidates import PairRules
-from corpusforge.release.driver import raise_noted
+from corpusforge.release import driver
+from corpusforge.release.driver import RunBuild, StartBuild, finish, raise_noted, runner_name
 from corpusforge.release.io import InputError, join
 from corpusforge.release.layout import DEAD_LETTERS
 from corpusforge.release.manifest import describe_input
@@ -38,12 +42,62 @@ def pair_engine(choice: str, paths: Iterable[str], beam_args: list[str]) -> str:
     return "beam" if named_runner or remote else "local"
 
 
+def either_engine(start: StartBuild) -> RunBuild:
+    """The build under the lock its caller holds, on the engine ``config.engine`` chooses:
+    the local engine, or the pipeline ``start`` starts (then waited for,
+    :func:`corpusforge.release.driver.finish`); the release is the same.
+
+    Args:
+        start: the build's ``start`` (``builds.bitext.start``, ``builds.paranmt.start``).
+    """
+
+    def run(
+        config: BitextConfig | ParaphraseConfig, beam_args: list[str], store: ReleaseStore
+    ) -> dict[str, Any] | None:
+        if pair_engine(config.engine, [*config.inputs, config.out], beam_args) == "local":
+            return build_locally(config, beam_args, store)
+        result = start(config, beam_args, store)
+        return finish(result, config.out, runner_name(beam_args), store)
+
+    return run
+
+
+def run_entry_point(
+    argv: list[str],
+    options: type[BitextPairsOptions] | type[ParanmtPairsOptions],
+    start: StartBuild,
+) -> int:
+    """A bitext or ParaNMT Beam entry point's body, on the engine its ``--engine`` chooses
+    (:func:`corpusforge.release.driver.run_entry_point`).
+
+    Args:
+        argv: Beam-style flags: the pipeline's own, then any of Beam's (``--runner``, ...).
+        options: the pipeline's flags.
+        start: starts the pipeline (``builds.bitext.start`` or ``builds.paranmt.start``).
+    """
+    return driver.run_entry_point(argv, options, either_engine(start))
+
+
 def default_workers() -> int:
     """This machine's cores (those this process may run on)."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # macOS
         return os.cpu_count() or 1
+
+
+def build_locally(
+    config: BitextConfig | ParaphraseConfig, beam_args: list[str], store: ReleaseStore
+) -> dict[str, Any] | None:
+    """The build of ``config`` on the local engine, under the lock the caller holds; the
+    manifest it published.
+
+    Raises:
+        InputError: no input yielded a pair (nothing is published).
+    """
+    if isinstance(config, BitextConfig):
+        return build_bitext(config, beam_args, store, config.workers)
+    return build_paranmt(config, beam_args, store, config.workers)
 
 
 def build_bitext(

@@ -20,7 +20,6 @@ pair in either order.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -28,7 +27,7 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.runners.runner import PipelineResult
 
-from corpusforge.builds.local import pair_engine
+from corpusforge.builds.local import either_engine
 from corpusforge.config.bitext import ParaphraseConfig
 from corpusforge.jobs import run as run_job
 from corpusforge.pairing.filters import pair_key
@@ -119,29 +118,17 @@ def start(
     return run_job(p)
 
 
-def build(
-    config: ParaphraseConfig,
-    beam_args: list[str] | None = None,
-    *,
-    engine: str = "beam",
-    workers: int | None = None,
-) -> dict[str, Any]:
+def build(config: ParaphraseConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
     """Run the whole build, holding the release's lock; returns the manifest it published.
+
+    ``config.engine`` says where: the local engine (:mod:`corpusforge.builds.local`) or the
+    Beam pipeline; the release is the same.
 
     Args:
         config: validated configuration.
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
-        engine: ``local`` (:mod:`corpusforge.local.bitext`), ``beam``, or ``auto`` (local
-            unless a runner is named or a path is remote).
-        workers: filter processes of the local engine (default: this machine's cores).
 
     Raises:
         AccountingError: the accounting does not balance (nothing published).
     """
-    beam_args = list(beam_args or [])
-    local = None
-    if pair_engine(engine, [*config.inputs, config.out], beam_args) == "local":
-        from corpusforge.builds.local import build_paranmt
-
-        local = functools.partial(build_paranmt, workers=workers)
-    return driver.build(start, config, beam_args, local=local)
+    return driver.build(either_engine(start), config, beam_args)

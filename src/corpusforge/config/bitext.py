@@ -21,12 +21,16 @@ from typing import Any
 
 from corpusforge.config.common import (
     NO_CLEANING,
+    RUN_ONLY,
     TextCleaning,
+    check_workers,
+    engine_setting,
     inputs_setting,
     lid_model_setting,
     out_setting,
     rows_per_shard_setting,
     seed_setting,
+    workers_setting,
 )
 from corpusforge.config.flags import FlagError
 from corpusforge.config.settings import check_choices, group, setting
@@ -75,6 +79,7 @@ def _check_common(config: BitextConfig | ParaphraseConfig) -> None:
     rows = config.rows_per_shard
     if not isinstance(rows, int) or rows < 1:
         raise FlagError("rows_per_shard", f"must be an integer >= 1, got {rows!r}")
+    check_workers(config.workers)
     if config.lid_model is not None and not config.lid_model:
         raise FlagError("lid_model", "must be a path, or left out for the bundled lid.176.ftz")
     if config.dataset is not None and (
@@ -118,6 +123,9 @@ class BitextConfig(TextCleaning):
             chosen by seeded hash; ``None`` keeps all.
         seed: seed of every hashed choice.
         rows_per_shard: target rows per Parquet shard.
+        engine: ``local`` (:mod:`corpusforge.local.bitext`), ``beam`` or ``auto``; not in
+            the manifest (the rows are the same).
+        workers: the local engine's processes (``None``: one per core); not in the manifest.
     """
 
     inputs: tuple[str, ...] = inputs_setting(
@@ -153,6 +161,8 @@ class BitextConfig(TextCleaning):
     )
     seed: int = seed_setting()
     rows_per_shard: int = rows_per_shard_setting()
+    engine: str = engine_setting()
+    workers: int | None = workers_setting()
 
     def __post_init__(self) -> None:
         _check_common(self)
@@ -175,7 +185,7 @@ class BitextConfig(TextCleaning):
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready record of the configuration, for the manifest."""
-        doc = dataclasses.asdict(self)
+        doc = {k: v for k, v in dataclasses.asdict(self).items() if k not in RUN_ONLY}
         doc["inputs"] = list(self.inputs)
         profile = self.profile
         doc["clean_profile"] = dataclasses.asdict(profile) if profile is not None else None
@@ -197,6 +207,9 @@ class ParaphraseConfig(TextCleaning):
         filters: P-SP's length, score and trigram-overlap limits.
         language: language-id confidence threshold (both sides must be English).
         rows_per_shard: target rows per Parquet shard.
+        engine: ``local`` (:mod:`corpusforge.local.bitext`), ``beam`` or ``auto``; not in
+            the manifest (the rows are the same).
+        workers: the local engine's processes (``None``: one per core); not in the manifest.
     """
 
     inputs: tuple[str, ...] = inputs_setting(
@@ -210,13 +223,15 @@ class ParaphraseConfig(TextCleaning):
     filters: ParaphraseFilterConfig = group(ParaphraseFilterConfig)
     language: LanguageFilterConfig = group(LanguageFilterConfig)
     rows_per_shard: int = rows_per_shard_setting()
+    engine: str = engine_setting()
+    workers: int | None = workers_setting()
 
     def __post_init__(self) -> None:
         _check_common(self)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready record of the configuration, for the manifest."""
-        doc = dataclasses.asdict(self)
+        doc = {k: v for k, v in dataclasses.asdict(self).items() if k not in RUN_ONLY}
         doc["inputs"] = list(self.inputs)
         profile = self.profile
         doc["clean_profile"] = dataclasses.asdict(profile) if profile is not None else None

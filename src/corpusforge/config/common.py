@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
+from corpusforge.config.flags import FlagError
 from corpusforge.config.settings import setting
 
 if TYPE_CHECKING:  # the cleaning rules import ftfy and emoji: not for the command line's start
@@ -59,6 +60,39 @@ def lid_model_setting(help: str = LID_MODEL_HELP) -> Any:
         help: what the model is for, where it differs.
     """
     return setting(None, help=help)
+
+
+ENGINES = ("auto", "local", "beam")
+RUN_ONLY = ("engine", "workers")
+"""Settings that decide where the work runs, never the rows: the manifest leaves them out,
+so a release is byte-identical whatever they are (tests compare the engines' releases)."""
+
+
+def engine_setting() -> Any:
+    """``--engine``: the bitext and ParaNMT builds' local engine or Beam."""
+    return setting(
+        "auto",
+        help="where the build runs: local (this machine's cores, bounded memory), beam (a "
+        "Beam pipeline on --runner), auto (local unless --runner is given or a path is "
+        "remote); the rows are the same",
+        choices=ENGINES,
+    )
+
+
+def workers_setting() -> Any:
+    """``--workers``: the local engine's processes."""
+    return setting(
+        None,
+        help="worker processes of the local engine (0: one per core)",
+        unit="processes",
+        zero_is_none=True,
+    )
+
+
+def check_workers(workers: int | None) -> None:
+    """``--workers`` is a count of processes (``--engine`` is checked from its choices)."""
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise FlagError("workers", f"must be >= 1 (or 0 for one per core), got {workers!r}")
 
 
 class TextCleaning:

@@ -68,8 +68,9 @@ BATCH_PAIRS = 2_048
 """Raw pairs per batch sent to a worker."""
 IN_FLIGHT_PER_WORKER = 3
 """Batches queued per worker: enough to keep it busy while the reader reads ahead."""
-PARTITION_BYTES = 48 << 20
-"""Input bytes per dedup partition; a partition's candidates are about as large in memory."""
+PARTITION_BYTES = 16 << 20
+"""Input bytes per dedup partition: a partition's candidates and their sorted copy take
+about ten times that in memory."""
 MAX_PARTITIONS = 1024
 DEAD_ROWS = 10_000
 """Dead-letter rows held before they go to the writer's Arrow file."""
@@ -366,11 +367,13 @@ class _Partitions:
         for writer in self._writers.values():
             writer.close()
 
-    def frames(self) -> Iterator[pl.DataFrame]:
-        """Each partition's candidates, one at a time."""
+    def frames(self, columns: list[str] | None = None) -> Iterator[pl.DataFrame]:
+        """Each partition's candidates (only ``columns``, if given), one at a time."""
         for p in sorted(self._writers):
             with pa.memory_map(self.path(p)) as source:
                 table = pa.ipc.open_file(source).read_all()
+            if columns is not None:
+                table = table.select(columns)
             frame = pl.from_arrow(table)
             assert isinstance(frame, pl.DataFrame)
             del table
@@ -396,7 +399,7 @@ def _count_drops(frame: pl.DataFrame, reason: FilterReason, counts: Counter[Coun
 def _thresholds(spill: _Partitions, cap: int, counts: Counter[CountKey]) -> pl.DataFrame:
     """Per (dataset, group), the largest (rank, dedup key) of its ``cap`` smallest."""
     best: pl.DataFrame | None = None
-    for frame in spill.frames():
+    for frame in spill.frames(columns=[*ORDER, "_rank"]):
         kept = _first_copies(frame, counts).select("_dataset", "_group", "_rank", "_dedup")
         merged = kept if best is None else pl.concat([best, kept])
         best = _smallest(merged, cap)

@@ -28,6 +28,8 @@ from corpusforge.schemas import SchemaRef, arrow_schema
 from corpusforge.sinks.shards import parquet_bytes, shard_count, shard_name, shard_of
 
 SortKey = Callable[[tuple[Any, ...]], Any]
+KEY_ROWS = 50_000
+"""Rows whose sort keys are made Python values at once, to place them in shards."""
 
 
 class FrameShards:
@@ -105,7 +107,7 @@ class FrameShards:
             return
         parts = [f"{self._paths[dest]}.{shard}" for shard in range(num_shards)]
         writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
-        for frame in frames:
+        for frame in (f.slice(at, KEY_ROWS) for f in frames for at in range(0, f.height, KEY_ROWS)):
             keys = zip(*(frame[c].to_list() for c in self._sort_columns), strict=True)
             placed = frame.with_columns(
                 pl.Series("_shard", [shard_of(self._sort_key(k), num_shards) for k in keys])

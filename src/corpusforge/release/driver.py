@@ -155,26 +155,19 @@ def require_manifest(manifest: dict[str, Any] | None, out: str) -> dict[str, Any
 StartBuild = Callable[[Any, list[str], ReleaseStore], PipelineResult]
 """Starts a build's pipeline: (config, Beam flags, the store whose lock is held) -> result."""
 
+RunBuild = Callable[[Any, list[str], ReleaseStore], dict[str, Any] | None]
+"""Runs a build under the lock its caller holds: (config, Beam flags, store) -> the manifest
+it published, or ``None`` when the runner returned before the job ran
+(:func:`corpusforge.builds.local.either_engine`)."""
 
-LocalBuild = Callable[[Any, list[str], ReleaseStore], dict[str, Any] | None]
-"""Runs a build on the local engine: (config, Beam flags, the store whose lock is held) ->
-the manifest it published (:mod:`corpusforge.builds.local`)."""
 
-
-def build(
-    start: StartBuild,
-    config: Any,
-    beam_args: list[str] | None = None,
-    *,
-    local: LocalBuild | None = None,
-) -> dict[str, Any]:
+def build(run: RunBuild, config: Any, beam_args: list[str] | None = None) -> dict[str, Any]:
     """Run a whole build, holding the release's lock; the manifest it published.
 
     Args:
-        start: the build's ``start`` (``builds.bitext.start``, ``builds.paranmt.start``).
+        run: the build (:data:`RunBuild`).
         config: its validated configuration (with ``out``).
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
-        local: runs the build on the local engine instead of the pipeline.
 
     Raises:
         InputError: no input yielded a pair (nothing published).
@@ -183,18 +176,14 @@ def build(
     beam_args = list(beam_args or [])
     store = open_store(config.out, beam_args)
     with store.locked():
-        if local is not None:
-            manifest = local(config, beam_args, store)
-        else:
-            result = start(config, beam_args, store)
-            manifest = finish(result, config.out, runner_name(beam_args), store)
+        manifest = run(config, beam_args, store)
     return require_manifest(manifest, config.out)
 
 
 def run_entry_point(
     argv: list[str],
     options: type[BitextPairsOptions] | type[ParanmtPairsOptions],
-    start_build: StartBuild,
+    run: RunBuild,
 ) -> int:
     """A Beam entry point's body: flags -> config -> pipeline -> one JSON summary line.
 
@@ -202,7 +191,7 @@ def run_entry_point(
         argv: Beam-style flags: the pipeline's own, then any of Beam's (``--runner``, ...).
         options: the pipeline's flags, whose ``to_config()`` validates them; the flags it
             does not declare go to Beam.
-        start_build: starts the pipeline (``builds.bitext.start`` or ``builds.paranmt.start``).
+        run: the build (:data:`RunBuild`).
 
     Returns:
         0, 1 when the runner reports the job failed, 2 for bad flags, inputs or ``--out``, 3
@@ -213,12 +202,7 @@ def run_entry_point(
         config = flags.to_config()
         store = open_store(config.out, beam_args)
         with store.locked():
-            manifest = finish(
-                start_build(config, beam_args, store),
-                config.out,
-                runner_name(beam_args),
-                store,
-            )
+            manifest = run(config, beam_args, store)
     except JobFailed as exc:  # the runner's failure, not the input's
         print(f"error: {exc}", file=sys.stderr)
         return 1
