@@ -20,6 +20,7 @@ from corpusforge.builds.twitter import build
 from corpusforge.config.beam import TwitterPairsOptions
 from corpusforge.config.flags import FlagError
 from corpusforge.jobs import JobFailed
+from corpusforge.release.accounting import AccountingError
 from corpusforge.release.io import InputError
 from corpusforge.release.publish import ReleaseError
 
@@ -44,6 +45,9 @@ def run(argv: list[str] | None = None) -> int:
     except JobFailed as exc:  # the runner's failure, not the input's
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except AccountingError as exc:  # nothing published, the old release stays
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
     summary = {name: ds["rows"] for name, ds in manifest["datasets"].items()}
     balanced = manifest["accounting"]["balanced"]
     print(json.dumps({"out": config.out, "pairs": summary, "balanced": balanced}))

@@ -130,7 +130,7 @@ def extract_stage(archive: str, out: str, engine: str = "local") -> int:
         out: the release folder.
         engine: ``local`` (the default engine) or ``beam`` (the Beam pipeline, in-process).
     """
-    from corpusforge.builds import twitter as tb
+    from corpusforge.builds import twitter_extract as tb
     from corpusforge.config.twitter import TwitterConfig
     from corpusforge.release.io import join, read_json
 
@@ -159,7 +159,7 @@ def pair_stage(
     """
     import pyarrow.parquet as pq
 
-    from corpusforge.builds import twitter as tb
+    from corpusforge.builds import twitter_pairs as tp
     from corpusforge.config.twitter import TwitterConfig
     from corpusforge.pairing.benchmarks import BenchmarkConfig
     from corpusforge.release.io import join
@@ -174,7 +174,7 @@ def pair_stage(
     tweets = sorted(str(p) for p in Path(out).glob("tweets/*/tweets/*.parquet"))
     deletes = sorted(str(p) for p in Path(out).glob("tweets/*/deletes/*.parquet"))
     staging = join(out, "_bench_staging")
-    tb.run_pairs(tweets, deletes, config, [], staging)
+    tp.run_pairs(tweets, deletes, config, [], staging)
     return sum(pq.read_metadata(f).num_rows for f in tweets)
 
 

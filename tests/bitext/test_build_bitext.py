@@ -17,15 +17,12 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from corpusforge.builds.bitext import (
-    ReleaseSpec,
-    accounting_identities,
-    assemble_counts,
-    build,
-)
+from corpusforge.builds.bitext import build
 from corpusforge.commands.bitext import app
 from corpusforge.config.beam import BitextPairsOptions
 from corpusforge.config.bitext import BitextConfig
+from corpusforge.release.accounting import pair_accounting
+from corpusforge.release.pipeline import assemble_counts
 from corpusforge.schemas import BITEXT, DEAD_LETTER, MANIFEST, arrow_schema, validate_json
 from pipelines.bitext_pairs import run
 
@@ -311,7 +308,6 @@ def test_pipeline_options_give_the_bitext_defaults() -> None:
 
 
 def test_accounting_fails_loudly_when_counts_and_files_disagree() -> None:
-    spec = ReleaseSpec("bitext-pairs", "/r", BITEXT, True, {}, [], "FnApiRunner")
     counts, datasets = assemble_counts(
         [
             (("read", "records"), 5),
@@ -330,7 +326,7 @@ def test_accounting_fails_loudly_when_counts_and_files_disagree() -> None:
         {"path": "dead_letter/part-00000-of-00001.parquet", "rows": 1},
     ]
     broken = {
-        i["name"] for i in accounting_identities(spec, counts, datasets, files) if not i["holds"]
+        i["name"] for i in pair_accounting(counts, datasets, files).identities if not i["holds"]
     }
     assert broken == {
         "rows == rows in pairs/",

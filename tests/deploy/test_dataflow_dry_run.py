@@ -28,7 +28,8 @@ from apache_beam.runners.runner import PipelineResult
 
 from corpusforge.builds import bitext as bitext_build
 from corpusforge.builds import paranmt as paranmt_build
-from corpusforge.builds import twitter as tb
+from corpusforge.builds import twitter_extract as tb
+from corpusforge.builds import twitter_pairs as tp
 from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.release.io import expand_inputs
@@ -115,7 +116,7 @@ def test_twitter_jobs_for_a_year_translate_far_below_the_request_limit(
 
     def run() -> None:
         tb.run_extract([tb.describe_input(u, config) for u in uris], config, DATAFLOW)
-        tb.run_pairs(tweets, deletes, config, DATAFLOW, str(tmp_path / "staging"))
+        tp.run_pairs(tweets, deletes, config, DATAFLOW, str(tmp_path / "staging"))
 
     _check(_jobs(run), expected_jobs=2)
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from corpusforge.beamflags import UnknownFlag, split_inputs
-from corpusforge.builds import twitter as twitter_build
+from corpusforge.builds import twitter_extract
+from corpusforge.config.twitter import TwitterConfig
 
 from .conftest import GOOD, member, write_zip
 from .readers import quiet_cli
@@ -58,13 +59,13 @@ def test_a_beam_flag_changes_the_build_from_either_side(
         tmp_path / "twitter-stream-2021-01-01.zip", [("2021/01/01/00/00.json.bz2", member(GOOD))]
     )
     engines: list[str] = []
-    original = twitter_build.extract_engine
+    original = twitter_extract.extract_engine
 
-    def spy(config: twitter_build.TwitterConfig, beam_args: list[str]) -> str:
+    def spy(config: TwitterConfig, beam_args: list[str]) -> str:
         engines.append(original(config, beam_args))
         return engines[-1]
 
-    monkeypatch.setattr(twitter_build, "extract_engine", spy)
+    monkeypatch.setattr(twitter_extract, "extract_engine", spy)
     flag = ["--direct_num_workers=2"]
     common = ["--benchmark-queries", "0", "--out"]
     args = (

@@ -16,12 +16,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpusforge.inspect.validate import (
-    Check,
-    recompute_identities,
-    schema_differences,
-    validate_release,
-)
+from corpusforge.inspect.validate import Check, schema_differences, validate_release
+from corpusforge.release.accounting import recompute_identities
 from corpusforge.schemas import BENCHMARK, PAIR, arrow_schema
 from corpusforge.sinks.parquet import table_bytes
 from tests.release import copy_release, real_release, synthetic_release

@@ -30,7 +30,7 @@ def main() -> None:
 
         return write
 
-    from corpusforge.release.objectstore import Bucket
+    from corpusforge.release.s3 import Bucket
 
     Bucket.upload = counted(Bucket.upload)  # type: ignore[method-assign]
     Bucket.put = counted(Bucket.put)  # type: ignore[method-assign]

@@ -10,7 +10,8 @@ import apache_beam as beam
 from apache_beam.portability.api import beam_runner_api_pb2
 from apache_beam.runners.runner import PipelineResult, PipelineRunner, PipelineState
 
-from corpusforge.builds import twitter as tb
+from corpusforge.builds import twitter_extract as tb
+from corpusforge.builds import twitter_pairs as tp
 from corpusforge.config.twitter import TwitterConfig
 
 
@@ -35,7 +36,7 @@ def test_extract_and_pair_graphs_build_offline(tmp_path: Path) -> None:
     runner = [f"--runner={__name__}.GraphOnlyRunner"]
     GraphOnlyRunner.graphs.clear()
     tb.run_extract([tb.describe_input(str(archive), config)], config, runner)
-    tb.run_pairs(["t.parquet"], ["d.parquet"], config, runner, str(tmp_path / "staging"))
+    tp.run_pairs(["t.parquet"], ["d.parquet"], config, runner, str(tmp_path / "staging"))
     extract, pairs = GraphOnlyRunner.graphs
     assert {
         "Extract/ListMembers",

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from corpusforge.builds import twitter as tb
+from corpusforge.builds import twitter_extract as tb
+from corpusforge.builds import twitter_pairs as tp
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.local import extract as local_extract
 from corpusforge.synth.twitter import write_synthetic_archive
@@ -121,6 +122,6 @@ def test_auto_extracts_locally_only_without_a_runner_or_remote_paths() -> None:
     assert tb.extract_engine(config, ["--direct_num_workers=2"]) == "beam"
     remote = TwitterConfig(inputs=("gs://bucket/a.zip",), out="out")
     assert tb.extract_engine(remote, []) == "beam"
-    assert tb.pair_engine(remote, []) == "local"  # the pair stage reads only the extracts
+    assert tp.pair_engine(remote, []) == "local"  # the pair stage reads only the extracts
     forced = TwitterConfig(inputs=("a.zip",), out="out", extract_engine="beam")
     assert tb.extract_engine(forced, []) == "beam"

@@ -16,8 +16,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpusforge.builds import twitter as twitter_build
-from corpusforge.builds.twitter import build, pair_engine
+from corpusforge.builds import twitter_pairs
+from corpusforge.builds.twitter import build
+from corpusforge.builds.twitter_pairs import pair_engine
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.local import pairs as local_pairs
 from corpusforge.local.pairs import PairRows, PairSettings, pair_tweets, partition_of
@@ -113,7 +114,7 @@ def test_same_release_when_pairs_and_shards_go_through_disk(
     write_synthetic_archive(first, tweets=3000, layout="zip-2020", seed=4)
     second = tmp_path / "twitter-stream-2021-01-02.zip"
     shutil.copy(first, second)
-    monkeypatch.setattr(twitter_build, "PAIR_SPILL_ROWS", 7)
+    monkeypatch.setattr(twitter_pairs, "PAIR_SPILL_ROWS", 7)
     spilled: list[str] = []
     real_dump = pickle.dump
     monkeypatch.setattr(

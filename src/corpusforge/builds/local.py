@@ -1,5 +1,7 @@
 """Bitext and ParaNMT builds on the local engine: plan, read, run :mod:`corpusforge.local.bitext`,
-publish the same release the Beam pipeline publishes.
+publish the same release the Beam pipeline publishes (through the release library, the
+accounting checked first); and the choice between that engine and the pipeline
+(:func:`either_engine`, ``--engine``).
 
     corpusforge bitext build 'tatoeba/tatoeba.*-eng.*' --out release/ --engine local --workers 2
 
@@ -10,27 +12,70 @@ inputs and configuration, whatever ``workers`` is: the engine is speed and memor
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from corpusforge.builds.bitext import (
-    DEAD_LETTERS,
-    NOTHING_READ,
-    ReleaseSpec,
-    _nothing_read,
-    describe_input,
-    prepare,
-    publish_release,
-)
+from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions
 from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
 from corpusforge.local.bitext import PairJob, run_pairs
 from corpusforge.pairing.candidates import PairRules
+from corpusforge.release import driver
+from corpusforge.release.driver import RunBuild, StartBuild, finish, raise_noted, runner_name
 from corpusforge.release.io import InputError, join
+from corpusforge.release.layout import DEAD_LETTERS
+from corpusforge.release.manifest import describe_input
+from corpusforge.release.pipeline import ReleaseSpec, publish_release
 from corpusforge.release.publish import ReleaseStore
 from corpusforge.sources.opus.formats import read_opus
 from corpusforge.sources.opus.records import DeadLetter
 from corpusforge.sources.paranmt.parse import read_paranmt
 from corpusforge.transforms.bitext import reader_options
+
+
+def pair_engine(choice: str, paths: Iterable[str], beam_args: list[str]) -> str:
+    """``local`` or ``beam``: ``auto`` is local unless a runner or several direct workers are
+    asked for, or a path is remote (the local engine spills on this machine's disk)."""
+    if choice != "auto":
+        return choice
+    named_runner = any(a == "--runner" or a.startswith("--runner=") for a in beam_args)
+    remote = any("://" in path for path in paths)
+    return "beam" if named_runner or remote else "local"
+
+
+def either_engine(start: StartBuild) -> RunBuild:
+    """The build under the lock its caller holds, on the engine ``config.engine`` chooses:
+    the local engine, or the pipeline ``start`` starts (then waited for,
+    :func:`corpusforge.release.driver.finish`); the release is the same.
+
+    Args:
+        start: the build's ``start`` (``builds.bitext.start``, ``builds.paranmt.start``).
+    """
+
+    def run(
+        config: BitextConfig | ParaphraseConfig, beam_args: list[str], store: ReleaseStore
+    ) -> dict[str, Any] | None:
+        if pair_engine(config.engine, [*config.inputs, config.out], beam_args) == "local":
+            return build_locally(config, beam_args, store)
+        result = start(config, beam_args, store)
+        return finish(result, config.out, runner_name(beam_args), store)
+
+    return run
+
+
+def run_entry_point(
+    argv: list[str],
+    options: type[BitextPairsOptions] | type[ParanmtPairsOptions],
+    start: StartBuild,
+) -> int:
+    """A bitext or ParaNMT Beam entry point's body, on the engine its ``--engine`` chooses
+    (:func:`corpusforge.release.driver.run_entry_point`).
+
+    Args:
+        argv: Beam-style flags: the pipeline's own, then any of Beam's (``--runner``, ...).
+        options: the pipeline's flags.
+        start: starts the pipeline (``builds.bitext.start`` or ``builds.paranmt.start``).
+    """
+    return driver.run_entry_point(argv, options, either_engine(start))
 
 
 def default_workers() -> int:
@@ -63,6 +108,8 @@ def build_bitext(
     Raises:
         InputError: no input yielded a pair (nothing is published).
     """
+    from corpusforge.builds.bitext import prepare
+
     spec, plan, uris = prepare(config, beam_args, store)
     job = PairJob(
         kind="bitext",
@@ -150,11 +197,10 @@ def _publish(
     except BaseException:
         store.abandon()
         raise
-    if manifest is None:
-        note = join(store.draft, NOTHING_READ)
-        what = _nothing_read(note) if os.path.exists(note) else "no record"
+    if manifest is None:  # the release step left a note instead of publishing
+        raise_noted(store)
         store.abandon()
-        raise InputError(f"no input yielded a pair, nothing published: {what}")
+        raise InputError("no input yielded a pair, nothing published: no record")
     return manifest
 
 

@@ -3,7 +3,7 @@
     corpusforge paranmt build para-nmt-50m.txt.gz --out release/
     python -m pipelines.paranmt_pairs --input para-nmt-50m.txt.gz --out release/
 
-Layout of a release ``DIR`` (the machinery is :mod:`corpusforge.builds.bitext`'s):
+Layout of a release ``DIR`` (written by the release library, :mod:`corpusforge.release`):
 
 - ``pairs/<dataset>/part-*.parquet``: the pairs (``schemas/paraphrase.v1``: ``anchor`` is the
   reference, ``positive`` the paraphrase, with the file's ``score`` and the word-trigram
@@ -27,21 +27,15 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.runners.runner import PipelineResult
 
-from corpusforge.builds.bitext import (
-    REBUILT,
-    ReleaseSpec,
-    WriteRelease,
-    describe_lid_model,
-    finish,
-    pair_engine,
-    prepare_release,
-    require_manifest,
-    runner_name,
-)
+from corpusforge.builds.local import either_engine
 from corpusforge.config.bitext import ParaphraseConfig
 from corpusforge.jobs import run as run_job
 from corpusforge.pairing.filters import pair_key
+from corpusforge.release import driver
+from corpusforge.release.driver import runner_name
 from corpusforge.release.io import expand_inputs, pipeline_options, release_config
+from corpusforge.release.manifest import describe_lid_model
+from corpusforge.release.pipeline import REBUILT, ReleaseSpec, WriteRelease, prepare_release
 from corpusforge.release.publish import ReleaseStore, open_store, sidecars
 from corpusforge.schemas import PARAPHRASE
 from corpusforge.sources.opus.streams import file_name
@@ -133,15 +127,8 @@ def build(config: ParaphraseConfig, beam_args: list[str] | None = None) -> dict[
     Args:
         config: validated configuration.
         beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
-    """
-    beam_args = list(beam_args or [])
-    store = open_store(config.out, beam_args)
-    with store.locked():
-        if pair_engine(config.engine, [*config.inputs, config.out], beam_args) == "local":
-            from corpusforge.builds.local import build_locally
 
-            manifest = build_locally(config, beam_args, store)
-        else:
-            result = start(config, beam_args, store)
-            manifest = finish(result, config.out, runner_name(beam_args), store)
-    return require_manifest(manifest, config.out)
+    Raises:
+        AccountingError: the accounting does not balance (nothing published).
+    """
+    return driver.build(either_engine(start), config, beam_args)

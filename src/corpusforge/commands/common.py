@@ -190,7 +190,8 @@ def run_and_report(
     summarise: Callable[[dict[str, Any], str], None],
     around: AbstractContextManager[Any] | None = None,
 ) -> None:
-    """Run a build, print its summary, and exit 3 when its accounting does not balance.
+    """Run a build, print its summary; exit 3 when its accounting does not balance (the build
+    then publishes nothing).
 
     Args:
         run: the build (``config``, Beam flags) -> manifest.
@@ -201,6 +202,7 @@ def run_and_report(
         summarise: prints a manifest's summary.
         around: a context the build runs in (e.g. a progress reporter).
     """
+    from corpusforge.release.accounting import AccountingError
     from corpusforge.release.io import InputError
     from corpusforge.release.publish import ReleaseError
 
@@ -214,6 +216,9 @@ def run_and_report(
     except JobFailed as exc:  # the runner's failure, not the input's: one line, exit 1
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=1) from None
+    except AccountingError as exc:  # nothing published, the old release stays: exit 3
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=3) from None
     if not quiet:
         summarise(manifest, out)
     if not manifest["accounting"]["balanced"]:

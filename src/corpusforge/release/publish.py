@@ -120,7 +120,8 @@ def open_store(out: str, beam_args: Sequence[str] = ()) -> ReleaseStore:
         ReleaseError: ``out`` is a file, or a folder that holds something other than a
             release.
     """
-    from corpusforge.release.objectstore import ObjectStore, use_storage_flags
+    from corpusforge.release.objectstore import ObjectStore
+    from corpusforge.release.s3 import use_storage_flags
 
     use_storage_flags(beam_args)  # inputs and outputs on s3:// read the build's --s3_* flags
     if out.startswith("s3://"):

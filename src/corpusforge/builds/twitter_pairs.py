@@ -1,0 +1,190 @@
+"""Twitter extracts -> pairs and benchmarks in the build's staging folder: the second stage.
+
+    corpusforge twitter build twitter-stream-2021-01-01.zip --out release/
+
+Normalised tweets and delete notices (the extracts of :mod:`corpusforge.builds.twitter_extract`)
+become the four pair datasets and ``all`` (``pairs/<dataset>/part-*.parquet``,
+``schemas/pair.v1``) and the benchmarks (``benchmarks/<name>.parquet``), written under
+``_staging/`` with ``_files.json`` and ``_counts.json``; the driver
+(:mod:`corpusforge.builds.twitter`) moves them into the release. The stage runs in this
+process (the local engine, :mod:`corpusforge.local.pairs`) or as a Beam pipeline
+(:class:`~corpusforge.transforms.twitter.TwitterPairs`); both write the same files.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import apache_beam as beam
+
+from corpusforge.builds.twitter_extract import choose_engine
+from corpusforge.config.twitter import DATASETS, TwitterConfig
+from corpusforge.jobs import job
+from corpusforge.local.pairs import PairSettings, pair_tweets
+from corpusforge.local.spill import PAIR_SPILL_ROWS
+from corpusforge.release.io import (
+    COUNTS,
+    FILES,
+    WriteJsonPerKeyFn,
+    ensure_dir,
+    file_list,
+    join,
+    pipeline_options,
+    read_parquet,
+    write_json,
+)
+from corpusforge.release.layout import BENCHMARKS, PAIRS, benchmark_file
+from corpusforge.schemas import BENCHMARK, PAIR, arrow_schema
+from corpusforge.sinks.parquet import ShardedWriter, WriteParquetShards, write_rows
+from corpusforge.sources.twitter.archive import archive_name
+from corpusforge.text.clean import clean_text
+from corpusforge.text.decontam import Decontaminator
+from corpusforge.transforms.twitter import TwitterPairs
+
+
+def pair_engine(config: TwitterConfig, beam_args: list[str]) -> str:
+    """The engine of the pair stage (``--pair-engine``)."""
+    return choose_engine(config.pair_engine, (config.out,), beam_args)
+
+
+def run_pairs(
+    tweet_files: list[str],
+    delete_files: list[str],
+    config: TwitterConfig,
+    beam_args: list[str],
+    staging: str,
+) -> None:
+    """Stage 2: normalised tweets -> pairs and benchmarks in ``staging``.
+
+    Writes the shards, ``_files.json`` and ``_counts.json`` under ``staging``;
+    :func:`corpusforge.builds.twitter.build` publishes them. The local engine and the Beam
+    pipeline write the same files.
+    """
+    ensure_dir(staging)  # marks the stage as started, for whoever watches the release folder
+    if pair_engine(config, beam_args) == "local":
+        _run_pairs_locally(tweet_files, delete_files, config, staging)
+    else:
+        _run_pairs_on_beam(tweet_files, delete_files, config, beam_args, staging)
+
+
+def _pair_settings(config: TwitterConfig) -> PairSettings:
+    return PairSettings(
+        profile=config.profile,
+        min_chars=config.min_chars,
+        langs=config.langs,
+        seed=config.seed,
+        benchmarks=config.benchmarks,
+        pairs_per_dataset=config.pairs_per_dataset,
+        decontaminator=_decontaminator(config),
+        lid_model=(config.lid_model or "") if config.lid == "fasttext" else None,
+    )
+
+
+def _run_pairs_locally(
+    tweet_files: list[str], delete_files: list[str], config: TwitterConfig, staging: str
+) -> None:
+    settings = _pair_settings(config)
+    partitions = config.pair_partitions
+    with pair_tweets(
+        tweet_files,
+        delete_files,
+        settings,
+        partitions=partitions,
+        workdir=staging,
+        spill_rows=PAIR_SPILL_ROWS,
+    ) as stage:
+        writer = ShardedWriter(
+            PAIR, _pair_key, config.rows_per_shard, spill=stage.spill, buffer_rows=PAIR_SPILL_ROWS
+        )
+        for dest in ("all", *DATASETS):
+            ensure_dir(join(staging, PAIRS, dest))
+        for row in stage.pairs:
+            writer.add(join(staging, PAIRS, row["dataset"]), row)
+            writer.add(join(staging, PAIRS, "all"), row)
+        files = writer.close()
+    for bench, rows in sorted(stage.benchmarks.items()):
+        ensure_dir(join(staging, BENCHMARKS))
+        files.append(_write_benchmark((bench, rows), staging))
+    write_json(join(staging, FILES), file_list(files))
+    write_json(join(staging, COUNTS), dict(sorted(stage.counts.items())))
+
+
+def _run_pairs_on_beam(
+    tweet_files: list[str],
+    delete_files: list[str],
+    config: TwitterConfig,
+    beam_args: list[str],
+    staging: str,
+) -> None:
+    settings = _pair_settings(config)
+    with job(pipeline_options(beam_args)) as p:
+        tweets = read_parquet(p, "Tweets", tweet_files)
+        links = read_parquet(p, "Links", tweet_files, ["lang", "reply_to_id", "quote_of_id"])
+        deletes = read_parquet(p, "Deletes", delete_files, ["id"])
+        inputs = {"tweets": tweets, "links": links, "deletes": deletes}
+        result = inputs | "Pairs" >> TwitterPairs(
+            settings.profile,
+            settings.min_chars,
+            settings.langs,
+            settings.seed,
+            benchmarks=settings.benchmarks,
+            pairs_per_dataset=settings.pairs_per_dataset,
+            decontaminator=settings.decontaminator,
+            lid_model=settings.lid_model,
+        )
+        pair_files = (
+            result["pairs"]
+            | "PairDest"
+            >> beam.FlatMap(
+                lambda r: [
+                    (join(staging, PAIRS, r["dataset"]), r),
+                    (join(staging, PAIRS, "all"), r),
+                ]
+            )
+            | "WritePairs" >> WriteParquetShards(PAIR, _pair_key, config.rows_per_shard)
+        )
+        bench_files = (
+            result["benchmarks"]
+            | "GroupBenchmark" >> beam.GroupByKey()
+            | "WriteBenchmark" >> beam.Map(_write_benchmark, staging)
+        )
+        (
+            (pair_files, bench_files)
+            | "StagedFiles" >> beam.Flatten()
+            | "OneFileList" >> beam.Map(lambda info: (staging, info))
+            | "GroupPairFiles" >> beam.GroupByKey()
+            | "WritePairFileList" >> beam.ParDo(WriteJsonPerKeyFn(FILES, file_list))
+        )
+        (
+            result["counts"]
+            | "OneCounts" >> beam.Map(lambda kv: (staging, kv))
+            | "GroupPairCounts" >> beam.GroupByKey()
+            | "WritePairCounts"
+            >> beam.ParDo(WriteJsonPerKeyFn(COUNTS, lambda kvs: dict(sorted(kvs))))
+        )
+
+
+def _decontaminator(config: TwitterConfig) -> Decontaminator | None:
+    if not config.decontaminate:
+        return None
+    profile = config.profile
+    names = [archive_name(path) for path in config.decontaminate]
+    if len(set(names)) < len(names):
+        names = list(config.decontaminate)
+    return Decontaminator.from_files(
+        list(zip(names, config.decontaminate, strict=True)),
+        normalise=functools.partial(clean_text, profile=profile),
+    )
+
+
+def _write_benchmark(element: tuple[str, Iterable[dict[str, Any]]], staging: str) -> dict[str, Any]:
+    bench, rows = element
+    ordered = sorted(rows, key=lambda r: r["query_id"])
+    return write_rows(join(staging, benchmark_file(bench)), ordered, arrow_schema(BENCHMARK))
+
+
+def _pair_key(row: Mapping[str, Any]) -> tuple[int, int, str]:
+    """Unique within ``all`` too: a tweet replying to and quoting one root is in qt and rp."""
+    return int(row["anchor_id"]), int(row["positive_id"]), row["dataset"]

@@ -1,0 +1,73 @@
+"""Names inside a release -> paths: where pairs, dead letters, benchmarks and the manifest go.
+
+Every build writes the same layout, and ``validate``, ``stats`` and ``card`` read it back:
+
+- ``manifest.json``: what the release holds (:mod:`corpusforge.release.manifest`);
+- ``pairs/<dataset>/[<group>/]part-*.parquet``: the training pairs (a group is a language
+  pair of a bitext release);
+- ``dead_letter/[<extract>/]part-*.parquet``: every record that could not be read;
+- ``benchmarks/<name>.parquet``: held-out retrieval benchmarks (Twitter);
+- ``tweets/<archive>-<key>/``: the per-archive extracts a Twitter build reuses;
+- ``_staging/``: shards of the running build before they are moved into place.
+
+Paths inside a release are relative to it (:func:`corpusforge.release.io.relative`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+MANIFEST_NAME = "manifest.json"
+PAIRS = "pairs"
+DEAD_LETTERS = "dead_letter"
+BENCHMARKS = "benchmarks"
+TWEETS = "tweets"
+STAGING = "_staging"
+CARD = "README.md"
+CARD_PLOTS = "card"
+NOTHING_READ = "_nothing_read.json"
+"""The note a pipeline build leaves in its draft instead of a manifest when no input
+yielded a pair (the driver reports it and publishes nothing)."""
+UNBALANCED = "_unbalanced.json"
+"""The note a pipeline build leaves in its draft instead of a manifest when its accounting
+does not balance (the driver reports it and publishes nothing)."""
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def folder_name(name: str, default: str = "unknown") -> str:
+    """A name as a folder name: characters other than ``A-Za-z0-9._-`` become ``_``.
+
+    Args:
+        name: a dataset or archive name.
+        default: the folder name when nothing is left.
+    """
+    return _UNSAFE.sub("_", name).lstrip(".") or default
+
+
+def pair_folder(dataset: str, group: str = "") -> str:
+    """``pairs/<dataset>[/<group>]``, relative to the release.
+
+    Args:
+        dataset: the dataset's name (made safe as a folder name).
+        group: a language pair (``en-de``), or empty for a dataset without groups.
+    """
+    folder = f"{PAIRS}/{folder_name(dataset)}"
+    return f"{folder}/{group}" if group else folder
+
+
+def benchmark_file(name: str) -> str:
+    """``benchmarks/<name>.parquet``, relative to the release."""
+    return f"{BENCHMARKS}/{name}.parquet"
+
+
+def rows_under(files: Iterable[Mapping[str, Any]], prefix: str) -> int:
+    """Rows of the manifest ``files`` whose path starts with ``prefix``.
+
+    Args:
+        files: entries with ``path`` (relative to the release) and ``rows``.
+        prefix: a folder with its trailing ``/``, or a file's path.
+    """
+    return sum(int(f["rows"]) for f in files if f["path"].startswith(prefix))
