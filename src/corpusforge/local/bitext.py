@@ -370,7 +370,7 @@ class _Partitions:
     def frames(self, columns: list[str] | None = None) -> Iterator[pl.DataFrame]:
         """Each partition's candidates (only ``columns``, if given), one at a time."""
         for p in sorted(self._writers):
-            with pa.memory_map(self.path(p)) as source:
+            with pa.OSFile(self.path(p)) as source:  # read, not mapped: memory is what is held
                 table = pa.ipc.open_file(source).read_all()
             if columns is not None:
                 table = table.select(columns)

@@ -92,7 +92,7 @@ class FrameShards:
         return files
 
     def _frames(self, path: str) -> Iterator[pl.DataFrame]:
-        with pa.memory_map(path) as source:
+        with pa.OSFile(path) as source:  # read a batch at a time, not mapped
             reader = pa.ipc.open_file(source)
             for i in range(reader.num_record_batches):
                 frame = pl.from_arrow(reader.get_batch(i))
