@@ -2,8 +2,10 @@
 
 The extract stage of ``corpusforge twitter build`` on this machine (``--extract-engine
 local``; ``auto`` picks it whenever no ``--runner`` is given). It calls the functions the Beam
-composite :class:`corpusforge.transforms.twitter.ExtractedTweets` wraps, and no Beam:
-members are listed with :func:`~corpusforge.sources.twitter.read.list_archive` and read with
+composite :class:`corpusforge.transforms.twitter.ExtractedTweets` wraps and imports neither
+the transforms nor Beam (the writers it shares, ``sinks/parquet.py`` and ``release/io.py``,
+still use Beam's ``FileSystems``): members are listed with
+:func:`~corpusforge.sources.twitter.read.list_archive` and read with
 :func:`~corpusforge.sources.twitter.read.read_member`, a tweet's records are merged with
 :func:`~corpusforge.sources.twitter.parse.merge_records`, a deleted id keeps its
 :func:`~corpusforge.sources.twitter.read.first_origin`, and the shards are those
