@@ -12,10 +12,10 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.keys import seeded_hash
 from corpusforge.pairing.filters import BitextFilterConfig, LanguageFilterConfig, pair_key
-from corpusforge.sources.opus.formats import OpusFormat, OpusInput
+from corpusforge.sources.opus.formats import OpusFormat, OpusInput, reader_options
 from corpusforge.sources.opus.records import DeadLetter, RawPair, SourceReason
 from corpusforge.text.clean import get_profile
-from corpusforge.transforms.bitext import BitextPairs, ReadBitext, Rejected, reader_options
+from corpusforge.transforms.bitext import BitextPairs, ReadBitext, Rejected
 
 GOOD = [
     ("Ich habe heute leider keine Zeit für dich.", "Unfortunately I have no time for you today."),

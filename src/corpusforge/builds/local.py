@@ -26,10 +26,9 @@ from corpusforge.release.layout import DEAD_LETTERS
 from corpusforge.release.manifest import describe_input
 from corpusforge.release.pipeline import ReleaseSpec, publish_release
 from corpusforge.release.publish import ReleaseStore
-from corpusforge.sources.opus.formats import read_opus
+from corpusforge.sources.opus.formats import read_opus, reader_options
 from corpusforge.sources.opus.records import DeadLetter
 from corpusforge.sources.paranmt.parse import read_paranmt
-from corpusforge.transforms.bitext import reader_options
 
 
 def pair_engine(choice: str, paths: Iterable[str], beam_args: list[str]) -> str:

@@ -1,12 +1,16 @@
 """One archive -> its extract folder, in one process, within bounded memory: the local extract.
 
 The extract stage of ``corpusforge twitter build`` on this machine (``--extract-engine
-local``; ``auto`` picks it whenever no ``--runner`` is given). It runs the very DoFns of
-:class:`corpusforge.transforms.twitter.ExtractedTweets` (:class:`ListMembersFn`,
-:class:`ReadMemberFn`) as plain generators and does the rest of the composite's work itself:
-a tweet's records are merged with :func:`merge_records`, a deleted id keeps its
-:func:`first_origin`, and the shards are those :class:`WriteParquetShards` writes. The
-files are the Beam pipeline's, byte for byte (``tests/twitter/test_local_extract.py``).
+local``; ``auto`` picks it whenever no ``--runner`` is given). It calls the functions the Beam
+composite :class:`corpusforge.transforms.twitter.ExtractedTweets` wraps and imports neither
+the transforms nor Beam (the writers it shares, ``sinks/parquet.py`` and ``release/io.py``,
+still use Beam's ``FileSystems``): members are listed with
+:func:`~corpusforge.sources.twitter.read.list_archive` and read with
+:func:`~corpusforge.sources.twitter.read.read_member`, a tweet's records are merged with
+:func:`~corpusforge.sources.twitter.parse.merge_records`, a deleted id keeps its
+:func:`~corpusforge.sources.twitter.read.first_origin`, and the shards are those
+:class:`WriteParquetShards` writes. The files and counts are the Beam pipeline's, byte for
+byte (``tests/twitter/test_local_extract.py``).
 
 What it does not do is hold the archive: on the in-process runner the two groupings (records
 by tweet id, rows by shard) kept every record in memory, about 2.5 KB per line, so a
@@ -27,15 +31,20 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from apache_beam.pvalue import TaggedOutput
-
+from corpusforge import progress
 from corpusforge.local.spill import EXTRACT_SPILL_ROWS, SpilledGroups
 from corpusforge.release.io import COUNTS, FILES, ensure_dir, file_list, join, write_json
 from corpusforge.schemas import DEAD_LETTER, DELETE, TWEET
 from corpusforge.sinks.parquet import ShardedWriter
-from corpusforge.sources.twitter.archive import MemberRef, ReadLimits
+from corpusforge.sources.twitter.archive import MemberRef, ReadLimits, archive_name
 from corpusforge.sources.twitter.parse import merge_records
-from corpusforge.transforms import twitter as tt
+from corpusforge.sources.twitter.read import (
+    ReadOutput,
+    Tally,
+    first_origin,
+    list_archive,
+    read_member,
+)
 
 log = logging.getLogger(__name__)
 
@@ -109,34 +118,25 @@ def _extract(
     )
     counts: Counter[str] = Counter()
 
-    def route(output: Any) -> Any:
-        """Send a tagged output where the composite sends it; return a main output."""
-        if not isinstance(output, TaggedOutput):
-            return output
-        if output.tag == tt.DEAD:
-            dead.add(dead_folder, output.value[1])
-        elif output.tag == tt.COUNTS:
-            (_, key), n = output.value
-            counts[key] += n
-        elif output.tag == tt.DELETES:
-            (_, deleted_id), row = output.value
-            deletes.add(deleted_id, row)
-        else:
-            raise ValueError(f"unexpected output tag {output.tag!r}")
-        return None
-
+    listed = Tally(counts)
     refs: list[MemberRef] = []
-    for output in tt.ListMembersFn({uri: folder}).process(uri):
-        main = route(output)
-        if main is not None:
-            refs.append(main[1])
-    read = tt.ReadMemberFn(limits)
+    for item in list_archive(uri, listed):
+        if isinstance(item, MemberRef):
+            refs.append(item)
+        else:
+            dead.add(dead_folder, item)
+    progress.members_listed(archive_name(uri), len(refs))
     for ref in refs:
-        for output in read.process((folder, ref)):
-            main = route(output)
-            if main is not None:
-                (_, tweet_id), record = main
-                records.add(tweet_id, record)
+        tally = Tally()
+        for output, row in read_member(ref, limits, tally):
+            if output is ReadOutput.RECORD:
+                records.add(row["id"], row)
+            elif output is ReadOutput.DELETE:
+                deletes.add(row["id"], row)
+            else:
+                dead.add(dead_folder, row)
+        counts.update(tally.counts)
+        progress.member_done(ref.archive, ref.member, tally.counts["lines_read"])
     log.info("%s: %d records, %d groups", uri, records.added, groups)
 
     tweets = ShardedWriter(
@@ -147,8 +147,8 @@ def _extract(
     deleted = ShardedWriter(
         DELETE, tweet_key, rows_per_shard, spill=subfolder("deleted"), buffer_rows=spill_rows
     )
-    for deleted_id, notices in deletes:
-        deleted.add(join(folder, "deletes"), tt.first_origin(((folder, deleted_id), notices))[1])
+    for _, notices in deletes:
+        deleted.add(join(folder, "deletes"), first_origin(notices))
     for dest in (join(folder, "tweets"), join(folder, "deletes"), dead_folder):
         ensure_dir(dest)
     return tweets.close() + deleted.close() + dead.close(), counts

@@ -40,7 +40,7 @@ from corpusforge.pairing.filters import (
 )
 from corpusforge.sources.opus.records import ENGLISH, RawPair, bitext_row
 from corpusforge.sources.paranmt.parse import RawParaphrase
-from corpusforge.text.clean import CleanProfile, clean_text, one_line
+from corpusforge.text.clean import CleanProfile, prepare_text
 from corpusforge.text.langid import LanguageIdentifier
 from corpusforge.text.overlap import trigram_overlap
 
@@ -105,22 +105,6 @@ class PairRules:
     paraphrase: ParaphraseFilterConfig | None = None
     profile: CleanProfile | None = None
     lowercase: bool = False
-
-
-def prepare_text(text: str, profile: CleanProfile | None, lowercase: bool) -> str:
-    """The text that goes into a row: cleaned with ``profile``, else made one line.
-
-    Args:
-        text: one side as read.
-        profile: a cleaning profile, or ``None`` for none: then only line and paragraph
-            breaks inside the text (``\\r``, U+2028, ...) become spaces
-            (:func:`~corpusforge.text.clean.one_line`).
-        lowercase: with no profile, lowercase (a profile carries its own setting).
-    """
-    if profile is not None:
-        return clean_text(text, profile)
-    text = one_line(text)
-    return text.lower() if lowercase else text
 
 
 def bitext_candidate(

@@ -280,6 +280,22 @@ def one_line(text: str) -> str:
     return _LINE_BREAK_RE.sub(" ", text).strip()
 
 
+def prepare_text(text: str, profile: CleanProfile | None, lowercase: bool) -> str:
+    """The text that goes into a row: cleaned with ``profile``, else made one line.
+
+    Args:
+        text: one side as read.
+        profile: a cleaning profile, or ``None`` for none: then only line and paragraph
+            breaks inside the text (``\\r``, U+2028, ...) become spaces
+            (:func:`one_line`).
+        lowercase: with no profile, lowercase (a profile carries its own setting).
+    """
+    if profile is not None:
+        return clean_text(text, profile)
+    text = one_line(text)
+    return text.lower() if lowercase else text
+
+
 def _clean_once(text: str, profile: CleanProfile) -> str:
     """One run of the cleaning steps, in the order the module doc gives."""
     if _SURROGATE_RE.search(text):

@@ -260,6 +260,34 @@ def read_opus(
         )
 
 
+def reader_options(
+    unit: OpusInput,
+    *,
+    documents_root: str | None = None,
+    tsv_layout: str | None = None,
+    src_lang: str | None = None,
+    trg_lang: str | None = None,
+) -> dict[str, Any]:
+    """The keyword arguments of :func:`read_opus` that ``unit``'s reader takes, of those
+    a build was given.
+
+    Args:
+        unit: a read unit.
+        documents_root: XCES sentence-document folder.
+        tsv_layout: TSV column layout.
+        src_lang: first-side language for TSV and plain Moses files.
+        trg_lang: second-side language, likewise.
+    """
+    options: dict[str, Any] = {}
+    if unit.format is OpusFormat.XCES:
+        options["documents_root"] = documents_root
+    elif unit.format is OpusFormat.TSV:
+        options.update(layout=tsv_layout, src_lang=src_lang, trg_lang=trg_lang)
+    elif unit.format is OpusFormat.MOSES and len(unit.uris) == 2:
+        options.update(src_lang=src_lang, trg_lang=trg_lang)
+    return {k: v for k, v in options.items() if v is not None}
+
+
 def _read_unit(
     unit: OpusInput, *, dataset: str | None = None, **options: Any
 ) -> Iterator[SourceItem]:

@@ -1,12 +1,13 @@
-"""Beam wiring of the Twitter pipeline: archives -> normalised tweets -> pairs.
+"""Beam wiring of the Twitter pair stage: normalised tweets and delete notices -> pairs.
 
-Two composites, each only wiring the pure functions of ``corpusforge.sources.twitter``:
-
-- :class:`ExtractedTweets`: archive URIs -> member references (fanned out with a reshuffle so
-  one big archive does not serialise on one worker) -> decoded lines -> tweet records,
-  delete notices, dead letters and counts, all tagged with their archive's extract folder.
-- :class:`TwitterPairs`: normalised tweets and delete notices -> one pair per root and
-  dataset -> exact-duplicate texts kept once; with counts for every drop.
+:class:`TwitterPairs` keeps the tweets that can be in a pair (:class:`ConversationRecords`:
+language and conversation filters, every row counted), joins the delete notices, cleans
+each tweet into a conversation node, groups the nodes by root, chooses the benchmarks
+(:class:`TwitterBenchmarks`) and holds their tweets out, then gives one pair per root and
+dataset, keeps exact-duplicate texts once and, with ``pairs_per_dataset``, samples each
+dataset by seeded hash; with counts for every drop. Every choice is a pure function of
+``corpusforge.pairing`` and ``corpusforge.text``, the ones the local engine
+(:mod:`corpusforge.local.pairs`) calls in the same order, so both write the same rows.
 
 Counts travel as ``(key, n)`` elements (summed later) and as Beam metrics, so the release's
 accounting does not depend on a runner's metrics support.
@@ -15,8 +16,7 @@ accounting does not depend on a runner's metrics support.
 from __future__ import annotations
 
 import functools
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import apache_beam as beam
@@ -24,7 +24,6 @@ import numpy as np
 from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
 
-from corpusforge import progress
 from corpusforge.pairing.benchmarks import (
     BenchmarkConfig,
     assemble,
@@ -46,238 +45,9 @@ from corpusforge.pairing.conversations import (
     tweet_node,
 )
 from corpusforge.sources.twitter import idsets
-from corpusforge.sources.twitter.archive import (
-    MemberOpened,
-    MemberRef,
-    ReadLimits,
-    ReadProblem,
-    Skipped,
-    archive_name,
-    list_members,
-    read_member_lines,
-)
-from corpusforge.sources.twitter.parse import LineKind, merge_records, parse_line
 from corpusforge.text.clean import CleanProfile, clean_text
 from corpusforge.text.decontam import Decontaminator
-
-DEAD = "dead"
-COUNTS = "counts"
-DELETES = "deletes"
-
-
-def dead_letter_row(
-    stage: str,
-    reason: str,
-    archive: str | None,
-    member: str | None,
-    line: int | None,
-    detail: str,
-    excerpt: bytes | str = b"",
-) -> dict[str, Any]:
-    """A row of ``schemas/dead_letter.v1``."""
-    if isinstance(excerpt, bytes):
-        excerpt = excerpt[:200].decode("utf-8", "replace")
-    return {
-        "stage": stage,
-        "reason": reason,
-        "origin_archive": archive,
-        "origin_member": member,
-        "origin_line": line,
-        "detail": detail,
-        "excerpt": excerpt[:200],
-    }
-
-
-class ListMembersFn(beam.DoFn):
-    """archive URI -> MemberRef; skipped entries and unreadable archives are counted."""
-
-    def __init__(self, extract_dirs: Mapping[str, str]) -> None:
-        self._dirs = dict(extract_dirs)
-
-    def process(self, uri: str) -> Iterator[Any]:
-        dest = self._dirs[uri]
-        counts: Counter[str] = Counter({"archives": 1})
-        refs = 0
-        for item in list_members(uri):
-            if isinstance(item, MemberRef):
-                refs += 1
-                if item.container != "targz":  # a .tar.gz's members are counted as read
-                    counts["members_listed"] += 1
-                yield dest, item
-            elif isinstance(item, Skipped):
-                counts[f"members_skipped.{item.reason}"] += 1
-                Metrics.counter("read", str(item.reason)).inc()
-            else:
-                counts["dead_letter_archives"] += 1
-                counts[f"dead_letter.{item.reason}"] += 1
-                Metrics.counter("read", str(item.reason)).inc()
-                yield TaggedOutput(DEAD, (dest, _problem_row(item)))
-        progress.members_listed(archive_name(uri), refs)
-        for key, n in counts.items():
-            yield TaggedOutput(COUNTS, ((dest, key), n))
-
-
-def _problem_row(p: ReadProblem) -> dict[str, Any]:
-    return dead_letter_row("read", str(p.reason), p.archive, p.member, p.line, p.detail, p.excerpt)
-
-
-class ReadMemberFn(beam.DoFn):
-    """One member -> tweet records (main), delete notices, dead letters and counts."""
-
-    def __init__(self, limits: ReadLimits) -> None:
-        self._limits = limits
-
-    def process(self, element: tuple[str, MemberRef]) -> Iterator[Any]:
-        dest, ref = element
-        counts: Counter[str] = Counter()
-        if ref.container != "targz":
-            counts["members_read"] += 1
-        for item in read_member_lines(ref, self._limits):
-            if isinstance(item, tuple):
-                member, line_no, line = item
-                counts["lines_read"] += 1
-                yield from self._parse(dest, ref.archive, member, line_no, line, counts)
-            elif isinstance(item, Skipped):
-                counts[f"members_skipped.{item.reason}"] += 1
-            elif isinstance(item, MemberOpened):
-                counts["members_listed"] += 1
-                counts["members_read"] += 1
-            else:
-                if item.line is None:
-                    counts["dead_letter_members"] += 1
-                else:  # a line that could not be decoded whole still counts as read
-                    counts["lines_read"] += 1
-                    counts["dead_letter_lines"] += 1
-                counts[f"dead_letter.{item.reason}"] += 1
-                Metrics.counter("read", str(item.reason)).inc()
-                yield TaggedOutput(DEAD, (dest, _problem_row(item)))
-        for key, n in counts.items():
-            yield TaggedOutput(COUNTS, ((dest, key), n))
-        Metrics.counter("read", "lines_read").inc(counts["lines_read"])
-        progress.member_done(ref.archive, ref.member, counts["lines_read"])
-
-    def _parse(
-        self, dest: str, archive: str, member: str, line_no: int, line: bytes, counts: Counter[str]
-    ) -> Iterator[Any]:
-        parsed = parse_line(line, archive, member, line_no)
-        if parsed.kind is LineKind.TWEET:
-            counts["tweets"] += 1
-            counts["retweets"] += parsed.is_retweet
-            counts["records"] += len(parsed.records)
-            if parsed.api_errors:
-                counts["api_errors"] += parsed.api_errors
-            for record in parsed.records:
-                yield (dest, record["id"]), record
-            for problem in parsed.embedded_problems:
-                counts["embedded_skipped"] += 1
-                counts["dead_letter.parse_bad_embedded"] += 1
-                yield TaggedOutput(
-                    DEAD,
-                    (
-                        dest,
-                        dead_letter_row(
-                            "parse", "parse_bad_embedded", archive, member, line_no, problem, line
-                        ),
-                    ),
-                )
-        elif parsed.kind is LineKind.DELETE:
-            counts["delete_notices"] += 1
-            yield TaggedOutput(
-                DELETES,
-                (
-                    (dest, parsed.deleted_id),
-                    {
-                        "id": parsed.deleted_id,
-                        "origin_archive": archive,
-                        "origin_member": member,
-                        "origin_line": line_no,
-                    },
-                ),
-            )
-        elif parsed.kind is LineKind.OTHER:
-            counts["other_messages"] += 1
-            counts[f"other.{parsed.message}"] += 1
-        else:
-            counts["dead_letter_lines"] += 1
-            counts[f"dead_letter.{parsed.reason}"] += 1
-            Metrics.counter("parse", str(parsed.reason)).inc()
-            yield TaggedOutput(
-                DEAD,
-                (
-                    dest,
-                    dead_letter_row(
-                        "parse", str(parsed.reason), archive, member, line_no, parsed.detail, line
-                    ),
-                ),
-            )
-
-
-def first_origin(
-    element: tuple[tuple[str, int], Iterable[dict[str, Any]]],
-) -> tuple[str, dict[str, Any]]:
-    (dest, _), rows = element
-    return dest, min(
-        rows, key=lambda r: (r["origin_archive"], r["origin_member"], r["origin_line"])
-    )
-
-
-def _merge_group(
-    element: tuple[tuple[str, int], Iterable[dict[str, Any]]],
-) -> tuple[str, dict[str, Any]]:
-    (dest, _), records = element
-    return dest, merge_records(records)
-
-
-class ExtractedTweets(beam.PTransform):
-    """Archive URIs -> ``{"tweets", "deletes", "dead", "counts"}`` keyed by extract folder.
-
-    ``tweets`` and ``deletes`` are ``(extract_dir, row)`` with one row per distinct tweet id
-    in each archive; ``dead`` is ``(extract_dir, dead_letter_row)``; ``counts`` is
-    ``((extract_dir, key), n)`` summed per key.
-
-    Args:
-        extract_dirs: each archive URI's extract folder.
-        limits: read caps.
-    """
-
-    def __init__(self, extract_dirs: Mapping[str, str], limits: ReadLimits) -> None:
-        super().__init__()
-        self._dirs = dict(extract_dirs)
-        self._limits = limits
-
-    def expand(self, uris: beam.PCollection) -> dict[str, beam.PCollection]:
-        listed = uris | "ListMembers" >> beam.ParDo(ListMembersFn(self._dirs)).with_outputs(
-            DEAD, COUNTS, main="members"
-        )
-        read = (
-            listed.members
-            | "FanOutMembers" >> beam.Reshuffle()
-            | "ReadMembers"
-            >> beam.ParDo(ReadMemberFn(self._limits)).with_outputs(
-                DELETES, DEAD, COUNTS, main="records"
-            )
-        )
-        tweets = (
-            read.records
-            | "GroupTweetId" >> beam.GroupByKey()
-            | "MergeTweet" >> beam.Map(_merge_group)
-        )
-        deletes = (
-            read[DELETES]
-            | "GroupDeleteId" >> beam.GroupByKey()
-            | "FirstDelete" >> beam.Map(first_origin)
-        )
-        dead = (listed[DEAD], read[DEAD]) | "AllDead" >> beam.Flatten()
-        counts = (
-            (listed[COUNTS], read[COUNTS])
-            | "AllCounts" >> beam.Flatten()
-            | "SumCounts" >> beam.CombinePerKey(sum)
-        )
-        return {"tweets": tweets, "deletes": deletes, "dead": dead, "counts": counts}
-
-
-# ---------------------------------------------------------------------------------------
-# Pairs
+from corpusforge.transforms.tags import COUNTS
 
 
 class _SelectLangFn(beam.DoFn):

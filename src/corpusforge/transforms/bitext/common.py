@@ -1,0 +1,252 @@
+"""What the bitext and ParaNMT composites share: rejects, candidates, counts, language id.
+
+A filter ``DoFn`` turns each raw pair into a :class:`Candidate` keyed for deduplication or a
+:class:`Rejected` with its reason code (a ``Metrics.counter(stage, reason)`` next to it,
+:func:`reject`); :func:`keep_one_copy` keeps the copy with the smallest origin and rejects
+the others; :func:`summed_counts` takes the drop and row counts from the outputs themselves,
+so counts and rejects cannot disagree. :class:`LanguageCheckFn` loads the fastText model
+once per worker and times its checks (namespace :data:`LID_NAMESPACE`). The rules
+themselves are the pure functions of ``corpusforge.pairing.filters`` and
+``corpusforge.text``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import apache_beam as beam
+from apache_beam.metrics import Metrics
+from apache_beam.pvalue import DoOutputsTuple, TaggedOutput
+from apache_beam.transforms.window import GlobalWindows
+
+from corpusforge.pairing.candidates import Candidate
+from corpusforge.pairing.filters import FilterReason, LanguageFilterConfig
+from corpusforge.sources.opus.records import DeadLetter, Skipped
+from corpusforge.text.langid import LanguageIdentifier
+from corpusforge.transforms.tags import COUNTS, DEAD, REJECTED
+
+LID_NAMESPACE = "lid"
+"""Metrics namespace of the language-id counters: ``pairs_checked``, and the wall-clock and
+thread CPU time of those checks, ``check_micros`` and ``check_cpu_micros``."""
+
+CountKey = tuple[str, ...]
+
+
+class _DropStringHintNotes(logging.Filter):
+    """Beam logs "Converting string literal type hint to Any" for every annotation it meets
+    as a string; with postponed annotations (PEP 563) that is every one of these DoFns' and
+    transforms', on every run. They declare no Beam type hints, so the note says nothing."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Converting string literal type hint")
+
+
+logging.getLogger("apache_beam.typehints.native_type_compatibility").addFilter(
+    _DropStringHintNotes()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """A pair that was read but not kept.
+
+    Attributes:
+        reason: a :class:`~corpusforge.pairing.filters.FilterReason` value.
+        dataset: the pair's dataset.
+        group: its language pair after orientation (``en-de``; ``en-en`` for ParaNMT).
+        key: its deterministic origin key (``RawPair.key`` / ``RawParaphrase.key``).
+    """
+
+    reason: str
+    dataset: str
+    group: str
+    key: str
+
+
+def reject(reason: FilterReason | str, dataset: str, group: str, key: str) -> TaggedOutput:
+    """A :class:`Rejected` output, counted in ``Metrics.counter(stage, reason)`` (the stage is
+    the reason's prefix).
+
+    Args:
+        reason: the reason code.
+        dataset: the pair's dataset.
+        group: its language pair.
+        key: its origin key.
+    """
+    reason = str(reason)
+    Metrics.counter(reason.split("_", 1)[0], reason).inc()
+    return TaggedOutput(REJECTED, Rejected(reason, dataset, group, key))
+
+
+def dead_letter(item: DeadLetter, counts: Counter[CountKey]) -> TaggedOutput:
+    """A reader's dead letter as a row on the ``dead`` output, counted in ``counts``.
+
+    Args:
+        item: the dead letter.
+        counts: the reading ``DoFn``'s counts.
+    """
+    counts[("dead", item.reason)] += 1
+    counts[("read", "records")] += item.records
+    counts[("read", "dead_letter_lines")] += item.records
+    Metrics.counter(item.stage, item.reason).inc()
+    return TaggedOutput(DEAD, item.to_row())
+
+
+def skipped(item: Skipped, counts: Counter[CountKey]) -> None:
+    """Count a record a reader skipped on purpose (no output).
+
+    Args:
+        item: the skip.
+        counts: the reading ``DoFn``'s counts.
+    """
+    counts[("skip", str(item.reason))] += 1
+    counts[("read", "records")] += 1
+    Metrics.counter(item.stage, str(item.reason)).inc()
+
+
+def emit_counts(counts: Counter[CountKey]) -> Iterator[TaggedOutput]:
+    """``counts`` as ``(key, n)`` elements on the ``counts`` output, in key order."""
+    for key, n in sorted(counts.items()):
+        yield TaggedOutput(COUNTS, (key, n))
+
+
+class _BundleCountsFn(beam.DoFn):
+    """A DoFn that sums its counts over a bundle and emits them (tag ``counts``) at its end."""
+
+    def start_bundle(self) -> None:
+        self._counts: Counter[CountKey] = Counter()
+
+    def finish_bundle(self) -> Iterator[Any]:
+        for key, n in sorted(self._counts.items()):
+            yield TaggedOutput(COUNTS, GlobalWindows.windowed_value((key, n)))
+        self._counts.clear()
+
+
+class _TallyFn(beam.DoFn):
+    """element -> ``(key_fn(element), n)`` on the main output, summed over a bundle."""
+
+    def __init__(self, key_fn: Callable[[Any], CountKey]) -> None:
+        self._key_fn = key_fn
+
+    def start_bundle(self) -> None:
+        self._counts: Counter[CountKey] = Counter()
+
+    def process(self, element: Any) -> None:
+        self._counts[self._key_fn(element)] += 1
+
+    def finish_bundle(self) -> Iterator[Any]:
+        for key, n in sorted(self._counts.items()):
+            yield GlobalWindows.windowed_value((key, n))
+        self._counts.clear()
+
+
+def _drop_key(rejected: Rejected) -> CountKey:
+    return ("drop", rejected.dataset, rejected.group, rejected.reason)
+
+
+def _rows_key(element: tuple[tuple[str, str], dict[str, Any]]) -> CountKey:
+    (dataset, group), _ = element
+    return ("rows", dataset, group)
+
+
+class LanguageCheckFn(_BundleCountsFn):
+    """Shared by the two filters: the model, loaded once per worker, and its timing."""
+
+    def __init__(self, lid_model: str | None, language: LanguageFilterConfig) -> None:
+        self._lid_model = lid_model
+        self._language = language
+
+    def setup(self) -> None:
+        self._lid = LanguageIdentifier.load(self._lid_model)
+
+    def start_bundle(self) -> None:
+        super().start_bundle()
+        self._lid_pairs = 0
+        self._lid_ns = 0
+        self._lid_cpu_ns = 0
+
+    def finish_bundle(self) -> Iterator[Any]:
+        Metrics.counter(LID_NAMESPACE, "pairs_checked").inc(self._lid_pairs)
+        Metrics.counter(LID_NAMESPACE, "check_micros").inc(self._lid_ns // 1000)
+        Metrics.counter(LID_NAMESPACE, "check_cpu_micros").inc(self._lid_cpu_ns // 1000)
+        yield from super().finish_bundle()
+
+    def _timed(self, check: Callable[[], FilterReason | None]) -> FilterReason | None:
+        start, start_cpu = time.perf_counter_ns(), time.thread_time_ns()
+        reason = check()
+        self._lid_ns += time.perf_counter_ns() - start
+        self._lid_cpu_ns += time.thread_time_ns() - start_cpu
+        self._lid_pairs += 1
+        return reason
+
+
+def fan_out_read(
+    inputs: beam.PCollection, what: str, read_fn: beam.DoFn
+) -> dict[str, beam.PCollection]:
+    """Spread ``inputs`` over workers, read each with ``read_fn``, spread the pairs again.
+
+    ``read_fn`` has a main output of pairs and ``DEAD`` and ``COUNTS`` tagged outputs; the
+    second reshuffle lets language id run in parallel even when one input holds every pair.
+    """
+    read = (
+        inputs
+        | f"FanOut{what}" >> beam.Reshuffle()
+        | f"Read{what}" >> beam.ParDo(read_fn).with_outputs(DEAD, COUNTS, main="pairs")
+    )
+    pairs = read.pairs | "FanOutPairs" >> beam.Reshuffle()
+    counts = read[COUNTS] | "SumReadCounts" >> beam.CombinePerKey(sum)
+    return {"pairs": pairs, "dead": read[DEAD], "counts": counts}
+
+
+class _KeepFirstCopyFn(beam.DoFn):
+    """(dedup key, copies) -> the copy with the smallest origin; the others are rejects."""
+
+    def process(self, element: tuple[Any, Iterable[Candidate]]) -> Iterator[Any]:
+        _, copies = element
+        first, *others = sorted(copies, key=_order)
+        yield first
+        for copy in others:
+            yield reject(FilterReason.DEDUP_DUPLICATE, copy.dataset, copy.group, copy.key)
+
+
+def _order(candidate: Candidate) -> tuple[Any, ...]:
+    return candidate.order
+
+
+def keep_one_copy(candidates: beam.PCollection) -> DoOutputsTuple:
+    """``(dedup key, Candidate)`` -> ``kept`` (one copy per key) and ``rejected`` outputs."""
+    return (
+        candidates
+        | "GroupCopies" >> beam.GroupByKey()
+        | "KeepFirstCopy" >> beam.ParDo(_KeepFirstCopyFn()).with_outputs(REJECTED, main="kept")
+    )
+
+
+def summed_counts(
+    own: list[beam.PCollection], kept: beam.PCollection, rejected: beam.PCollection
+) -> beam.PCollection:
+    """A composite's counts summed per key: its own, then drops and rows counted from the
+    ``rejected`` and ``kept`` outputs themselves.
+
+    Args:
+        own: ``(key, n)`` collections of the composite's DoFns.
+        kept: ``((dataset, group), row)`` rows kept.
+        rejected: :class:`Rejected` items.
+    """
+    drops = rejected | "CountRejected" >> beam.ParDo(_TallyFn(_drop_key))
+    rows = kept | "CountRows" >> beam.ParDo(_TallyFn(_rows_key))
+    return (
+        (*own, drops, rows)
+        | "AllPairCounts" >> beam.Flatten()
+        | "SumPairCounts" >> beam.CombinePerKey(sum)
+    )
+
+
+def keyed_row(candidate: Candidate) -> tuple[tuple[str, str], dict[str, Any]]:
+    """A kept candidate as ``((dataset, group), row)``."""
+    return (candidate.dataset, candidate.group), candidate.row

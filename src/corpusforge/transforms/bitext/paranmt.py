@@ -1,0 +1,141 @@
+"""Beam wiring of the ParaNMT pipeline: ParaNMT files -> filtered, deduplicated paraphrases.
+
+- :class:`ReadParaphrases`: ParaNMT file URIs -> :class:`RawParaphrase` items, dead-letter
+  rows and counts, read by :func:`~corpusforge.sources.paranmt.parse.read_paranmt`.
+- :class:`ParaphrasePairs`: raw paraphrases -> ``((dataset, "en-en"), paraphrase row)``:
+  optional cleaning, P-SP's mean length, score and trigram-overlap filters (the overlap is
+  computed once and stored in the row), both sides English by fastText, duplicates kept
+  once (``(a, b)`` and ``(b, a)`` are the same pair).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import apache_beam as beam
+
+from corpusforge.pairing.candidates import (
+    Dropped,
+    PairRules,
+    paraphrase_candidate,
+)
+from corpusforge.pairing.filters import (
+    LanguageFilterConfig,
+    ParaphraseFilterConfig,
+)
+from corpusforge.sources.paranmt.parse import RawParaphrase, read_paranmt
+from corpusforge.text.clean import CleanProfile
+from corpusforge.transforms.bitext.common import (
+    CountKey,
+    LanguageCheckFn,
+    dead_letter,
+    emit_counts,
+    fan_out_read,
+    keep_one_copy,
+    keyed_row,
+    reject,
+    summed_counts,
+)
+from corpusforge.transforms.tags import COUNTS, REJECTED
+
+
+class _ReadParaphraseFileFn(beam.DoFn):
+    """One ParaNMT file -> raw paraphrases, dead letters, counts."""
+
+    def __init__(self, dataset: str) -> None:
+        self._dataset = dataset
+
+    def process(self, uri: str) -> Iterator[Any]:
+        counts: Counter[CountKey] = Counter({("read", "units"): 1})
+        for record in read_paranmt(uri, dataset=self._dataset):
+            if isinstance(record, RawParaphrase):
+                counts[("read", "records")] += 1
+                yield record
+            else:
+                yield dead_letter(record, counts)
+        yield from emit_counts(counts)
+
+
+class ReadParaphrases(beam.PTransform):
+    """ParaNMT file URIs -> ``{"pairs": RawParaphrase, "dead": row, "counts": (key, n)}``.
+
+    A line with the wrong column count, a blank side, a score that is not a finite number
+    or invalid UTF-8 is a dead letter with its reason and origin; the file goes on.
+
+    Args:
+        dataset: dataset name of every pair.
+    """
+
+    def __init__(self, dataset: str) -> None:
+        super().__init__()
+        self._dataset = dataset
+
+    def expand(self, uris: beam.PCollection) -> dict[str, beam.PCollection]:
+        return fan_out_read(uris, "Files", _ReadParaphraseFileFn(self._dataset))
+
+
+class _FilterParaphraseFn(LanguageCheckFn):
+    """A raw paraphrase -> a candidate keyed for deduplication, or a reject."""
+
+    def __init__(
+        self,
+        filters: ParaphraseFilterConfig,
+        language: LanguageFilterConfig,
+        lid_model: str | None,
+        profile: CleanProfile | None,
+        lowercase: bool,
+    ) -> None:
+        super().__init__(lid_model, language)
+        self._rules = PairRules(
+            language=language, paraphrase=filters, profile=profile, lowercase=lowercase
+        )
+
+    def process(self, raw: RawParaphrase) -> Iterator[Any]:
+        result = paraphrase_candidate(raw, self._rules, self._lid, self._timed)
+        self._counts[("cand", result.dataset, result.group)] += 1
+        if isinstance(result, Dropped):
+            yield reject(result.reason, result.dataset, result.group, result.key)
+        else:
+            yield result.dedup, result
+
+
+class ParaphrasePairs(beam.PTransform):
+    """Raw paraphrases -> ``{"pairs": ((dataset, "en-en"), row), "rejected", "counts"}``.
+
+    P-SP's ParaNMT filtering: mean whitespace-token length of the two sides in
+    ``[min_mean_tokens, max_mean_tokens]``, score in ``[min_score, max_score]``, word-trigram
+    overlap at most ``max_trigram_overlap`` (stored in the row), and both sides English by
+    fastText; then one copy of each pair, in either order. Rows follow
+    ``schemas/paraphrase.v1``.
+
+    Args:
+        filters: length, score and overlap limits.
+        language: language-id confidence threshold.
+        lid_model: fastText model path; ``None``: the default model.
+        profile: cleaning profile, or ``None`` for none.
+        lowercase: with no profile, lowercase both sides.
+    """
+
+    def __init__(
+        self,
+        *,
+        filters: ParaphraseFilterConfig,
+        language: LanguageFilterConfig,
+        lid_model: str | None = None,
+        profile: CleanProfile | None = None,
+        lowercase: bool = False,
+    ) -> None:
+        super().__init__()
+        self._filter = _FilterParaphraseFn(filters, language, lid_model, profile, lowercase)
+
+    def expand(self, pairs: beam.PCollection) -> dict[str, beam.PCollection]:
+        filtered = pairs | "Filter" >> beam.ParDo(self._filter).with_outputs(
+            REJECTED, COUNTS, main="candidates"
+        )
+        deduped = keep_one_copy(filtered.candidates)
+        rows = deduped.kept | "Rows" >> beam.Map(keyed_row)
+        rejected = (filtered[REJECTED], deduped[REJECTED]) | "AllRejected" >> beam.Flatten()
+        counts = summed_counts([filtered[COUNTS]], rows, rejected)
+        return {"pairs": rows, "rejected": rejected, "counts": counts}
