@@ -111,3 +111,26 @@ def test_nothing_read_publishes_nothing(tmp_path: Path) -> None:
         bitext.build(BitextConfig(inputs=(str(junk),), out=str(out), engine="local"))
     assert not out.exists()
     assert not list(tmp_path.glob(".release*"))  # no draft, lock or spill left behind
+
+
+def test_a_cap_whose_threshold_rank_is_shared_by_many_pairs(
+    realdata: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ranks forced into three values, so hundreds of pairs tie at the cap's threshold: the
+    local engine holds only ranks in its first pass and must break the tie by dedup key, as
+    the Beam cap's (rank, dedup key) order does."""
+    from corpusforge.transforms.bitext import opus
+
+    def few_ranks(seed: int, dataset: str, group: str, dedup: str) -> tuple[int, str]:
+        return int(dedup[0], 16) % 3, dedup
+
+    monkeypatch.setattr(opus, "cap_rank", few_ranks)
+    monkeypatch.setattr(engine, "cap_rank", few_ranks)
+    monkeypatch.setattr(engine, "PARTITION_BYTES", 8192)
+    sides = tuple(str(realdata / TATOEBA / f"tatoeba.deu-eng.{side}") for side in ("deu", "eng"))
+    expected = same_on_every_engine(
+        bitext.build,
+        lambda out: BitextConfig(inputs=sides, out=str(out), max_pairs_per_lang=400),
+        tmp_path,
+    )
+    assert "pairs/tatoeba/en-de/part-00000-of-00001.parquet" in expected

@@ -423,29 +423,27 @@ def _count_drops(frame: pl.DataFrame, reason: FilterReason, counts: Counter[Coun
 
 
 def _thresholds(spill: _Partitions, cap: int, counts: Counter[CountKey]) -> pl.DataFrame:
-    """Per (dataset, group), the largest (rank, dedup key) of its ``cap`` smallest."""
+    """Per (dataset, group), the largest rank of its ``cap`` smallest (``_t_rank``) and how
+    many pairs at that rank it keeps (``_need``): the rest of its ``cap`` rank below it.
+
+    Only ranks are held (8 bytes a pair, ``cap`` per group); pairs that tie at ``_t_rank``,
+    a 64-bit hash, are told apart by their dedup key in :func:`_keep_and_write`, as the Beam
+    cap orders by (rank, dedup key).
+    """
     best: pl.DataFrame | None = None
     for frame in spill.frames(columns=[*ORDER, "_rank"]):
-        kept = _first_copies(frame, counts).select("_dataset", "_group", "_rank", "_dedup")
+        kept = _first_copies(frame, counts).select("_dataset", "_group", "_rank")
         merged = kept if best is None else pl.concat([best, kept])
-        best = _smallest(merged, cap)
+        best = (
+            merged.sort("_dataset", "_group", "_rank")
+            .group_by("_dataset", "_group", maintain_order=True)
+            .head(cap)
+        )
     if best is None:
-        return pl.DataFrame(
-            schema={"_dataset": pl.String, "_group": pl.String, "_t_rank": pl.UInt64,
-                    "_t_dedup": pl.String}
-        )  # fmt: skip
-    return (
-        best.sort("_dataset", "_group", "_rank", "_dedup")
-        .group_by("_dataset", "_group", maintain_order=True)
-        .agg(pl.col("_rank").last().alias("_t_rank"), pl.col("_dedup").last().alias("_t_dedup"))
-    )
-
-
-def _smallest(frame: pl.DataFrame, cap: int) -> pl.DataFrame:
-    return (
-        frame.sort("_dataset", "_group", "_rank", "_dedup")
-        .group_by("_dataset", "_group", maintain_order=True)
-        .head(cap)
+        best = pl.DataFrame(schema={"_dataset": pl.String, "_group": pl.String, "_rank": pl.UInt64})
+    top = pl.col("_rank").max()
+    return best.group_by("_dataset", "_group").agg(
+        top.alias("_t_rank"), (pl.len() - (pl.col("_rank") < top).sum()).alias("_need")
     )
 
 
@@ -460,6 +458,16 @@ def _keep_and_write(
     if job.cap is not None:
         thresholds = _thresholds(spill, job.cap, counts)
     dests: dict[tuple[str, str], str] = {}
+
+    def write(kept: pl.DataFrame) -> None:
+        for (dataset, group), rows in kept.partition_by(
+            "_dataset", "_group", as_dict=True, include_key=False
+        ).items():
+            dest = dests.setdefault((dataset, group), pair_dest(dataset, group))
+            counts[("rows", dataset, group)] += rows.height
+            writer.add(dest, rows)
+
+    ties: list[pl.DataFrame] = []
     for frame in spill.frames():
         part_counts: Counter[CountKey] = Counter()
         kept = _first_copies(frame, part_counts)
@@ -467,14 +475,13 @@ def _keep_and_write(
             counts.update(part_counts)
         else:  # duplicates were counted by the first pass
             kept = kept.join(thresholds, on=["_dataset", "_group"], how="left")
-            under = (pl.col("_rank") < pl.col("_t_rank")) | (
-                (pl.col("_rank") == pl.col("_t_rank")) & (pl.col("_dedup") <= pl.col("_t_dedup"))
-            )
-            _count_drops(kept.filter(~under), FilterReason.CAP_OVER_LIMIT, counts)
-            kept = kept.filter(under)
-        for (dataset, group), rows in kept.partition_by(
-            "_dataset", "_group", as_dict=True, include_key=False
-        ).items():
-            dest = dests.setdefault((dataset, group), pair_dest(dataset, group))
-            counts[("rows", dataset, group)] += rows.height
-            writer.add(dest, rows)
+            rank, limit = pl.col("_rank"), pl.col("_t_rank")
+            _count_drops(kept.filter(rank > limit), FilterReason.CAP_OVER_LIMIT, counts)
+            ties.append(kept.filter(rank == limit))
+            kept = kept.filter(rank < limit)
+        write(kept)
+    if ties:  # of the pairs at a group's threshold rank, the smallest dedup keys
+        tied = pl.concat(ties).sort("_dataset", "_group", "_dedup")
+        first = pl.int_range(pl.len()).over("_dataset", "_group") < pl.col("_need")
+        _count_drops(tied.filter(~first), FilterReason.CAP_OVER_LIMIT, counts)
+        write(tied.filter(first))
