@@ -63,6 +63,7 @@ def test_every_format_with_bad_records_and_a_cap(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow  # nine builds of 3,000 real pairs: run by .ci/run
 def test_real_tatoeba_languages_capped_over_many_partitions(
     realdata: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -10,6 +10,7 @@ import random
 from pathlib import Path
 
 import orjson
+import pytest
 
 from corpusforge.sources.twitter.archive import ReadLimits
 
@@ -114,6 +115,7 @@ def test_ten_megabyte_line(tmp_path: Path) -> None:
     assert_balanced(m)
 
 
+@pytest.mark.slow  # decodes a 14 MB bomb through the whole build: run by .ci/run
 def test_decompression_bomb_is_capped_with_a_reason(tmp_path: Path) -> None:
     bomb = bz2.compress(b'{"limit": {"track": 1}}\n' * 600_000)  # 14 MB from ~3 KB
     archive = write_tar(tmp_path / "f.tar", [(M0, bomb), (M1, member(GOOD))])

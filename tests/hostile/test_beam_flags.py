@@ -49,6 +49,7 @@ def test_a_mistyped_flag_is_one_line_and_exit_2(command: str, tmp_path: Path) ->
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.slow  # two Beam builds of 7 s each: run by .ci/run
 @pytest.mark.parametrize("where", ["before", "after"])
 def test_a_beam_flag_changes_the_build_from_either_side(
     where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
