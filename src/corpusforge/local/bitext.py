@@ -47,6 +47,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.ipc
 
+from corpusforge.keys import seeded_hash
 from corpusforge.local.shards import FrameShards
 from corpusforge.pairing.candidates import (
     Candidate,
@@ -74,7 +75,8 @@ IN_FLIGHT_PER_WORKER = 3
 PARTITION_BYTES = 16 << 20
 """Input bytes per dedup partition: a partition's candidates and their sorted copy take
 about ten times that in memory."""
-MAX_PARTITIONS = 1024
+MAX_PARTITIONS = 512
+"""Open spill files at most (one per partition): past 8 GiB of input, partitions grow instead."""
 DEAD_ROWS = 10_000
 """Dead-letter rows held before they go to the writer's Arrow file."""
 PAIR_SORT_COLUMNS = ["_dedup", "anchor", "positive"]
@@ -83,7 +85,9 @@ symmetric for paraphrases), anchor, positive."""
 DEAD_SORT_COLUMNS = ["_k_archive", "_k_member", "_k_line", "reason", "detail", "excerpt"]
 """A dead-letter row's sort key, as ``corpusforge.builds.bitext._dead_key`` makes it."""
 
-META = ("_dataset", "_group", "_dedup", "_file", "_member", "_line", "_part", "_rank")
+META = ("_dataset", "_group", "_dedup", "_file", "_member", "_line", "_part", "_rank", "_place")
+"""A candidate's columns besides its row: grouping, origin, cap rank, and the hash that
+places it in a shard (``sinks.shards.shard_of`` of its sort key, before the modulo)."""
 ORDER = ["_group", "_dedup", "_dataset", "_file", "_member", "_line", "_part"]
 
 
@@ -162,6 +166,7 @@ def run_pairs(
             _same,
             job.rows_per_shard,
             _subfolder(scratch, "pairs"),
+            placement="_place",
         )
         _keep_and_write(job, spill, pairs, pair_dest, counts)
         files = pairs.close() + dead.close()
@@ -310,6 +315,7 @@ def _table(job: PairJob, kept: list[Candidate]) -> pa.Table:
             c.order[3],
             c.order[4] if len(c.order) > 4 else 0,
             cap_rank(seed, c.dataset, c.group, c.dedup)[0] if capped else 0,
+            seeded_hash(0, "shard", (c.dedup, c.row["anchor"], c.row["positive"])),
         )
         for c in kept
     ]
@@ -329,6 +335,7 @@ def _candidate_schema(pair_schema: SchemaRef) -> pa.Schema:
         pa.field("_line", pa.int64()),
         pa.field("_part", pa.int64()),
         pa.field("_rank", pa.uint64()),
+        pa.field("_place", pa.uint64()),
     ]
     return pa.schema([*arrow_schema(pair_schema), *meta])
 

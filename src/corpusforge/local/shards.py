@@ -43,6 +43,9 @@ class FrameShards:
             ``sort_columns`` (its ``str`` is what places a row in a shard).
         rows_per_shard: target rows per shard.
         spill: a local folder for the Arrow files.
+        placement: a column holding each row's ``seeded_hash(0, "shard", sort key)``,
+            computed where the rows were made (the local engine's workers), so placing a row
+            is a vectorised modulo; ``None`` computes it here, row by row.
     """
 
     def __init__(
@@ -52,10 +55,13 @@ class FrameShards:
         sort_key: SortKey,
         rows_per_shard: int,
         spill: str,
+        placement: str | None = None,
     ) -> None:
         self._schema = arrow_schema(schema_ref)
         self._names = list(self._schema.names)
-        self._columns = list(dict.fromkeys([*self._names, *sort_columns]))
+        extra = [placement] if placement else []
+        self._columns = list(dict.fromkeys([*self._names, *sort_columns, *extra]))
+        self._placement = placement
         self._sort_columns = sort_columns
         self._sort_key = sort_key
         self._rows_per_shard = rows_per_shard
@@ -108,10 +114,13 @@ class FrameShards:
         parts = [f"{self._paths[dest]}.{shard}" for shard in range(num_shards)]
         writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
         for frame in (f.slice(at, KEY_ROWS) for f in frames for at in range(0, f.height, KEY_ROWS)):
-            keys = zip(*(frame[c].to_list() for c in self._sort_columns), strict=True)
-            placed = frame.with_columns(
-                pl.Series("_shard", [shard_of(self._sort_key(k), num_shards) for k in keys])
-            )
+            if self._placement:
+                placed = frame.with_columns((pl.col(self._placement) % num_shards).alias("_shard"))
+            else:
+                keys = zip(*(frame[c].to_list() for c in self._sort_columns), strict=True)
+                placed = frame.with_columns(
+                    pl.Series("_shard", [shard_of(self._sort_key(k), num_shards) for k in keys])
+                )
             for (shard,), part in placed.partition_by("_shard", as_dict=True).items():
                 table = part.drop("_shard").to_arrow()
                 writer = writers.get(int(shard))
