@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpusforge.text.overlap import trigram_overlap, word_ngrams, word_tokens
+from corpusforge.text.overlap import _TOKEN_RE, trigram_overlap, word_ngrams, word_tokens
 
 
 @pytest.mark.parametrize(
@@ -82,3 +82,16 @@ def test_trigram_overlap_is_a_share_and_symmetric_without_ties(a: list[str], b: 
         assert trigram_overlap(text_b, text_a) == overlap
     if trigrams_a:
         assert trigram_overlap(text_a, text_a) == 1.0
+
+
+@given(
+    st.lists(
+        st.sampled_from(["do", "n't", "n’t", "don't", "can’t", "i", "'m", "’re", "it's", "."])
+        | st.text(alphabet=st.characters(codec="utf-8"), max_size=6),
+        max_size=12,
+    ).map(" ".join)
+)
+def test_tokens_without_negation_are_those_of_the_full_rules(text: str) -> None:
+    """``word_tokens`` uses a shorter pattern when the text holds no ``n't``: the tokens are
+    the full Treebank-style pattern's, whatever the text."""
+    assert word_tokens(text) == _TOKEN_RE.findall(text.lower())
