@@ -19,7 +19,6 @@ order for paraphrases), ``order`` (its origin: among copies the smallest is kept
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -39,7 +38,7 @@ from corpusforge.pairing.filters import (
     pair_key,
 )
 from corpusforge.sources.opus.records import ENGLISH, RawPair, bitext_row
-from corpusforge.sources.paranmt.parse import RawParaphrase
+from corpusforge.sources.paranmt.parse import RawParaphrase, paraphrase_row
 from corpusforge.text.clean import CleanProfile, prepare_text
 from corpusforge.text.langid import LanguageIdentifier
 from corpusforge.text.overlap import trigram_overlap
@@ -174,7 +173,7 @@ def paraphrase_candidate(
         )
     if reason is not None:
         return Dropped(reason, dataset, group, raw.key)
-    row = dataclasses.replace(raw, reference=anchor, paraphrase=positive).to_paraphrase_row(overlap)
+    row = paraphrase_row(raw, anchor, positive, overlap)
     dedup = pair_key(anchor, positive, symmetric=True)
     order = (dataset, raw.origin_file, raw.origin_member or "", raw.origin_line)
     return Candidate(order, raw.key, dedup, dataset, group, row)

@@ -64,12 +64,27 @@ class RawParaphrase:
             trigram_overlap: :func:`corpusforge.text.overlap.trigram_overlap` of
                 ``(reference, paraphrase)``, as computed for the filter.
         """
-        return {
-            "anchor": self.reference,
-            "positive": self.paraphrase,
-            "score": self.score,
-            "trigram_overlap": trigram_overlap,
-        }
+        return paraphrase_row(self, self.reference, self.paraphrase, trigram_overlap)
+
+
+def paraphrase_row(
+    raw: RawParaphrase, anchor: str, positive: str, trigram_overlap: float
+) -> dict[str, Any]:
+    """The ``schemas/paraphrase.v1.json`` row of ``raw`` with sides ``anchor`` and
+    ``positive`` (its texts after cleaning).
+
+    Args:
+        raw: the paraphrase as read (its score).
+        anchor: the reference, as it goes into the row.
+        positive: the paraphrase, likewise.
+        trigram_overlap: :func:`corpusforge.text.overlap.trigram_overlap` of the two.
+    """
+    return {
+        "anchor": anchor,
+        "positive": positive,
+        "score": raw.score,
+        "trigram_overlap": trigram_overlap,
+    }
 
 
 def parse_paranmt_line(
