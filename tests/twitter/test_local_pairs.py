@@ -20,6 +20,7 @@ from corpusforge.builds import twitter_pairs
 from corpusforge.builds.twitter import build
 from corpusforge.builds.twitter_pairs import pair_engine
 from corpusforge.config.twitter import TwitterConfig
+from corpusforge.local import chosen
 from corpusforge.local import pairs as local_pairs
 from corpusforge.local.pairs import PairRows, PairSettings, pair_tweets, partition_of
 from corpusforge.pairing.benchmarks import BenchmarkConfig
@@ -140,7 +141,7 @@ def test_same_benchmarks_when_every_candidate_list_is_trimmed(
 ) -> None:
     """Queries and negatives are trimmed to the best few as partitions go by; with no slack
     every trim happens as early as it can, and the choice must still be the global one."""
-    monkeypatch.setattr(local_pairs, "SMALLEST_SLACK", 0)
+    monkeypatch.setattr(chosen, "SMALLEST_SLACK", 0)
     archive = tmp_path / "twitter-stream-2021-01-01.zip"
     write_synthetic_archive(archive, tweets=3000, layout="zip-2020", seed=4)
     config = TwitterConfig(
