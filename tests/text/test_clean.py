@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpusforge.text.clean import (
+    _LINE_BREAK_RE,
     PROFILES,
     CleanProfile,
     clean_text,
@@ -367,3 +368,9 @@ def test_one_line_is_idempotent_and_has_no_breaks(text: str) -> None:
     once = one_line(text)
     assert one_line(once) == once
     assert len(once.splitlines()) <= 1
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=30))
+def test_one_line_without_breaks_only_strips(text: str) -> None:
+    """``one_line`` skips its pattern for printable text: the result is the pattern's."""
+    assert one_line(text) == _LINE_BREAK_RE.sub(" ", text).strip()

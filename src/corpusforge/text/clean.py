@@ -277,6 +277,8 @@ def one_line(text: str) -> str:
     sentence; in a row they would break every line-oriented tool that reads it. Other
     whitespace is left as distributed.
     """
+    if text.isprintable():  # every break character is unprintable: nothing to replace
+        return text.strip()
     return _LINE_BREAK_RE.sub(" ", text).strip()
 
 

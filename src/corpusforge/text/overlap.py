@@ -97,4 +97,4 @@ def trigram_overlap(a: str, b: str) -> float:
     if not base:
         return 0.0
     in_other = set(other)
-    return sum(trigram in in_other for trigram in base) / len(base)
+    return sum(map(in_other.__contains__, base)) / len(base)
