@@ -66,7 +66,6 @@ from corpusforge.text.langid import LanguageIdentifier
 log = logging.getLogger(__name__)
 
 CountKey = tuple[str, ...]
-Raw = RawPair | RawParaphrase
 
 BATCH_PAIRS = 2_048
 """Raw pairs per batch sent to a worker."""

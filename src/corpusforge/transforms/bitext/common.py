@@ -24,7 +24,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.pvalue import DoOutputsTuple, TaggedOutput
 from apache_beam.transforms.window import GlobalWindows
 
-from corpusforge.pairing.candidates import Candidate
+from corpusforge.pairing.candidates import Candidate, Dropped, PairRules
 from corpusforge.pairing.filters import FilterReason, LanguageFilterConfig
 from corpusforge.sources.opus.records import DeadLetter, Skipped
 from corpusforge.text.langid import LanguageIdentifier
@@ -183,6 +183,39 @@ class LanguageCheckFn(_BundleCountsFn):
         self._lid_cpu_ns += time.thread_time_ns() - start_cpu
         self._lid_pairs += 1
         return reason
+
+
+class FilterFn(LanguageCheckFn):
+    """A raw pair -> the candidate ``rule`` makes of it (:mod:`corpusforge.pairing.candidates`,
+    the local engine's rule too), keyed for deduplication by ``key``, or a reject with its
+    reason.
+
+    Args:
+        rule: ``bitext_candidate`` or ``paraphrase_candidate``.
+        rules: the per-pair settings.
+        lid_model: fastText model path; ``None``: the default model.
+        key: the candidate's deduplication key.
+    """
+
+    def __init__(
+        self,
+        rule: Callable[..., Candidate | Dropped],
+        rules: PairRules,
+        lid_model: str | None,
+        key: Callable[[Candidate], Any],
+    ) -> None:
+        super().__init__(lid_model, rules.language)
+        self._rule = rule
+        self._rules = rules
+        self._key = key
+
+    def process(self, raw: Any) -> Iterator[Any]:
+        result = self._rule(raw, self._rules, self._lid, self._timed)
+        self._counts[("cand", result.dataset, result.group)] += 1
+        if isinstance(result, Dropped):
+            yield reject(result.reason, result.dataset, result.group, result.key)
+        else:
+            yield self._key(result), result
 
 
 def fan_out_read(

@@ -21,7 +21,6 @@ import apache_beam as beam
 
 from corpusforge.pairing.candidates import (
     Candidate,
-    Dropped,
     PairRules,
     bitext_candidate,
     cap_rank,
@@ -36,7 +35,7 @@ from corpusforge.sources.opus.records import DeadLetter, RawPair, Skipped
 from corpusforge.text.clean import CleanProfile
 from corpusforge.transforms.bitext.common import (
     CountKey,
-    LanguageCheckFn,
+    FilterFn,
     dead_letter,
     emit_counts,
     fan_out_read,
@@ -113,29 +112,9 @@ class ReadBitext(beam.PTransform):
         return fan_out_read(items, "Units", _ReadUnitFn(self._dataset, self._options))
 
 
-class _FilterBitextFn(LanguageCheckFn):
-    """A raw pair -> a candidate keyed for deduplication, or a reject with its reason."""
-
-    def __init__(
-        self,
-        lengths: BitextFilterConfig,
-        language: LanguageFilterConfig,
-        lid_model: str | None,
-        profile: CleanProfile | None,
-        lowercase: bool,
-    ) -> None:
-        super().__init__(lid_model, language)
-        self._rules = PairRules(
-            language=language, lengths=lengths, profile=profile, lowercase=lowercase
-        )
-
-    def process(self, raw: RawPair) -> Iterator[Any]:
-        result = bitext_candidate(raw, self._rules, self._lid, self._timed)
-        self._counts[("cand", result.dataset, result.group)] += 1
-        if isinstance(result, Dropped):
-            yield reject(result.reason, result.dataset, result.group, result.key)
-        else:
-            yield (result.group, result.dedup), result
+def _group_and_dedup(candidate: Candidate) -> tuple[str, str]:
+    """Copies are the same pair in one language pair, from any dataset or format."""
+    return candidate.group, candidate.dedup
 
 
 def _cap_rank(seed: int, candidate: Candidate) -> tuple[int, str]:
@@ -192,7 +171,8 @@ class BitextPairs(beam.PTransform):
         lowercase: bool = False,
     ) -> None:
         super().__init__()
-        self._filter = _FilterBitextFn(lengths, language, lid_model, profile, lowercase)
+        rules = PairRules(language=language, lengths=lengths, profile=profile, lowercase=lowercase)
+        self._filter = FilterFn(bitext_candidate, rules, lid_model, _group_and_dedup)
         self._seed = seed
         self._cap = max_pairs_per_lang
 

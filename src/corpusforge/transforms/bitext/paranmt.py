@@ -17,7 +17,7 @@ from typing import Any
 import apache_beam as beam
 
 from corpusforge.pairing.candidates import (
-    Dropped,
+    Candidate,
     PairRules,
     paraphrase_candidate,
 )
@@ -29,13 +29,12 @@ from corpusforge.sources.paranmt.parse import RawParaphrase, read_paranmt
 from corpusforge.text.clean import CleanProfile
 from corpusforge.transforms.bitext.common import (
     CountKey,
-    LanguageCheckFn,
+    FilterFn,
     dead_letter,
     emit_counts,
     fan_out_read,
     keep_one_copy,
     keyed_row,
-    reject,
     summed_counts,
 )
 from corpusforge.transforms.tags import COUNTS, REJECTED
@@ -76,29 +75,9 @@ class ReadParaphrases(beam.PTransform):
         return fan_out_read(uris, "Files", _ReadParaphraseFileFn(self._dataset))
 
 
-class _FilterParaphraseFn(LanguageCheckFn):
-    """A raw paraphrase -> a candidate keyed for deduplication, or a reject."""
-
-    def __init__(
-        self,
-        filters: ParaphraseFilterConfig,
-        language: LanguageFilterConfig,
-        lid_model: str | None,
-        profile: CleanProfile | None,
-        lowercase: bool,
-    ) -> None:
-        super().__init__(lid_model, language)
-        self._rules = PairRules(
-            language=language, paraphrase=filters, profile=profile, lowercase=lowercase
-        )
-
-    def process(self, raw: RawParaphrase) -> Iterator[Any]:
-        result = paraphrase_candidate(raw, self._rules, self._lid, self._timed)
-        self._counts[("cand", result.dataset, result.group)] += 1
-        if isinstance(result, Dropped):
-            yield reject(result.reason, result.dataset, result.group, result.key)
-        else:
-            yield result.dedup, result
+def _dedup(candidate: Candidate) -> str:
+    """Copies are the same two sides in either order (the symmetric dedup key)."""
+    return candidate.dedup
 
 
 class ParaphrasePairs(beam.PTransform):
@@ -128,7 +107,10 @@ class ParaphrasePairs(beam.PTransform):
         lowercase: bool = False,
     ) -> None:
         super().__init__()
-        self._filter = _FilterParaphraseFn(filters, language, lid_model, profile, lowercase)
+        rules = PairRules(
+            language=language, paraphrase=filters, profile=profile, lowercase=lowercase
+        )
+        self._filter = FilterFn(paraphrase_candidate, rules, lid_model, _dedup)
 
     def expand(self, pairs: beam.PCollection) -> dict[str, beam.PCollection]:
         filtered = pairs | "Filter" >> beam.ParDo(self._filter).with_outputs(
