@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import pickle
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from corpusforge.builds import twitter_extract as tb
 from corpusforge.builds import twitter_pairs as tp
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.local import extract as local_extract
+from corpusforge.local.spill import PartitionWriter
 from corpusforge.synth.twitter import write_synthetic_archive
 from tests.hostile.conftest import GOOD, member, tweet, write_tar
 
@@ -20,10 +20,14 @@ M0 = "2019/06/01/00/00.json.bz2"
 M1 = "2019/06/01/00/01.json.bz2"
 
 
-def _extract(archive: str, out: Path, engine: str) -> dict[str, Any]:
+def _extract(archive: str, out: Path, engine: str, workers: int = 1) -> dict[str, Any]:
     """Extract ``archive`` with ``engine``; its files (path -> rows, sha256) and counts."""
     config = TwitterConfig(
-        inputs=(archive,), out=str(out), extract_engine=engine, rows_per_shard=700
+        inputs=(archive,),
+        out=str(out),
+        extract_engine=engine,
+        rows_per_shard=700,
+        workers=workers,
     )
     described = tb.describe_input(archive, config)
     tb.run_extract([described], config, [])
@@ -73,43 +77,49 @@ def _synthetic(tmp_path: Path, layout: str, api: str) -> str:
     return str(path)
 
 
-QUICK = {("zip-2020", True), ("damaged", False)}
+QUICK = {("zip-2020", 2, True), ("damaged", 2, False), ("damaged", 1, True)}
 """The cases of the default run; the others are marked slow."""
 
 
 @pytest.mark.parametrize(
-    ("name", "spilled"),
+    ("name", "workers", "partitioned"),
     [
         pytest.param(
             name,
-            spilled,
-            id=f"{name}-{'spilled' if spilled else 'in-memory'}",
-            marks=() if (name, spilled) in QUICK else pytest.mark.slow,
+            workers,
+            partitioned,
+            id=f"{name}-{workers}w-{'partitioned' if partitioned else 'whole'}",
+            marks=() if (name, workers, partitioned) in QUICK else pytest.mark.slow,
         )
         for name in sorted(ARCHIVES)
-        for spilled in (False, True)
+        for workers in (1, 2, 4)
+        for partitioned in (False, True)
     ],
 )
 def test_same_extract_as_the_beam_pipeline(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, spilled: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, workers: int, partitioned: bool
 ) -> None:
     archive = ARCHIVES[name](tmp_path)
     reference = _extract(archive, tmp_path / "beam", "beam")
-    spill_files: list[str] = []
-    if spilled:  # many record groups, and every few records to disk
-        monkeypatch.setattr(local_extract, "GROUP_BYTES", 20_000)
-        monkeypatch.setattr(tb, "EXTRACT_SPILL_ROWS", 5)
-        real_dump = pickle.dump
+    spilled: list[str] = []
+    if partitioned:  # many partitions, and rows to disk every few records
+        monkeypatch.setattr(tb, "partition_bytes", lambda budget, workers: 2_000)
+        monkeypatch.setattr(local_extract, "BATCH_ROWS", 7)
+        real_write = PartitionWriter._write
         monkeypatch.setattr(
-            pickle,
-            "dump",
-            lambda obj, f, **kw: (spill_files.append(f.name), real_dump(obj, f, **kw)),
+            PartitionWriter,
+            "_write",
+            lambda self, p, table: (
+                spilled.append(f"{self._prefix}.p{p}"),
+                real_write(self, p, table),
+            ),
         )
-    local = _extract(archive, tmp_path / "local", "local")
+    local = _extract(archive, tmp_path / "local", "local", workers)
     assert local == reference
     assert reference["counts"]["lines_read"] > 0
-    if spilled:
-        assert {Path(name).parent.name for name in spill_files} >= {"records", "tweets"}
+    if partitioned and workers == 1:  # (worker processes append to their own list)
+        assert len({path.rsplit(".p", 1)[1] for path in spilled}) > 3  # partitions written
+        assert len([path for path in spilled if "records" in path]) > 3  # batches written
     if name == "damaged":
         assert reference["counts"]["dead_letter_lines"] >= 2
         assert reference["counts"]["dead_letter.read_member_truncated"] == 1

@@ -22,7 +22,8 @@ from corpusforge.builds.twitter_pairs import pair_engine
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.local import chosen
 from corpusforge.local import pairs as local_pairs
-from corpusforge.local.pairs import PairRows, PairSettings, pair_tweets, partition_of
+from corpusforge.local.pairs import PairRows, PairSettings, pair_tweets
+from corpusforge.local.spill import partition_of
 from corpusforge.pairing.benchmarks import BenchmarkConfig
 from corpusforge.pairing.conversations import (
     CHILDREN_PER_PAIR,

@@ -18,6 +18,7 @@ from typing import Any
 from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions
 from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
 from corpusforge.local.bitext import PairJob, run_pairs
+from corpusforge.local.machine import default_workers
 from corpusforge.pairing.candidates import PairRules
 from corpusforge.release import driver
 from corpusforge.release.driver import RunBuild, StartBuild, finish, raise_noted, runner_name
@@ -75,14 +76,6 @@ def run_entry_point(
         start: starts the pipeline (``builds.bitext.start`` or ``builds.paranmt.start``).
     """
     return driver.run_entry_point(argv, options, either_engine(start))
-
-
-def default_workers() -> int:
-    """This machine's cores (those this process may run on)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS
-        return os.cpu_count() or 1
 
 
 def build_locally(

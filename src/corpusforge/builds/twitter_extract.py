@@ -7,7 +7,8 @@ Each archive becomes ``tweets/<archive>-<key>/{tweets,deletes}/part-*.parquet``
 ``_SUCCESS`` marker, and ``dead_letter/<archive>-<key>/part-*.parquet`` for what could not be
 read. ``<key>`` hashes the archive's sha256 and the extract settings, so a rebuild skips the
 archives already extracted with the same settings. The stage runs in this process (the
-local engine, :mod:`corpusforge.local.extract`, one archive at a time) or as Beam pipelines
+local engine, :mod:`corpusforge.local.extract`, one archive at a time on ``--workers``
+processes) or as Beam pipelines
 (:class:`~corpusforge.transforms.twitter.ExtractedTweets`); both write the same files. The
 driver is :mod:`corpusforge.builds.twitter`.
 """
@@ -27,8 +28,8 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
 
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.jobs import job
-from corpusforge.local.extract import extract_archive
-from corpusforge.local.spill import EXTRACT_SPILL_ROWS
+from corpusforge.local.extract import extract_archive, partition_bytes
+from corpusforge.local.machine import default_workers, memory_budget
 from corpusforge.release.deadletter import WriteDeadLetters, extract_dead_letter_key
 from corpusforge.release.io import (
     COUNTS,
@@ -104,6 +105,7 @@ def run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list
         delete_tree(tweet_dirs[a.uri])
         delete_tree(dead_dirs[tweet_dirs[a.uri]])
     if extract_engine(config, beam_args) == "local":
+        workers = config.workers or default_workers()
         for a in todo:
             folder = tweet_dirs[a.uri]
             extract_archive(
@@ -114,7 +116,10 @@ def run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list
                 config.rows_per_shard,
                 tweet_key=_tweet_key,
                 dead_key=extract_dead_letter_key,
-                spill_rows=EXTRACT_SPILL_ROWS,
+                workers=workers,
+                archive_bytes_per_partition=partition_bytes(
+                    memory_budget(config.memory_limit), workers
+                ),
                 release_root=config.out,
             )
             write_json(join(folder, _SUCCESS), a.to_json())

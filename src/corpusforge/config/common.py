@@ -63,7 +63,7 @@ def lid_model_setting(help: str = LID_MODEL_HELP) -> Any:
 
 
 ENGINES = ("auto", "local", "beam")
-RUN_ONLY = ("engine", "workers")
+RUN_ONLY = ("engine", "workers", "memory_limit")
 """Settings that decide where the work runs, never the rows: the manifest leaves them out,
 so a release is byte-identical whatever they are (tests compare the engines' releases)."""
 
@@ -87,6 +87,24 @@ def workers_setting() -> Any:
         unit="processes",
         zero_is_none=True,
     )
+
+
+def memory_limit_setting() -> Any:
+    """``--memory-limit``: the memory the local engine plans its work for."""
+    return setting(
+        None,
+        help="memory the local engine sizes its partitions for (0: half of this machine's)",
+        unit="MiB",
+        zero_is_none=True,
+    )
+
+
+def check_memory_limit(memory_limit: int | None) -> None:
+    """``--memory-limit`` is a positive number of MiB."""
+    if memory_limit is not None and (not isinstance(memory_limit, int) or memory_limit < 256):
+        raise FlagError(
+            "memory_limit", f"must be >= 256 MiB (or 0 for half the machine), got {memory_limit!r}"
+        )
 
 
 def check_workers(workers: int | None) -> None:

@@ -16,12 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 from corpusforge.config.common import (
     LID_MODEL_HELP,
+    RUN_ONLY,
+    check_memory_limit,
+    check_workers,
     clean_profile,
     inputs_setting,
     lid_model_setting,
+    memory_limit_setting,
     out_setting,
     rows_per_shard_setting,
     seed_setting,
+    workers_setting,
 )
 from corpusforge.config.flags import FlagError
 from corpusforge.config.settings import check_choices, group, setting
@@ -74,6 +79,10 @@ class TwitterConfig:
             are asked for. Speed and memory only: the rows are the same.
         pair_partitions: key-space partitions of the local pair engine (``0``: chosen from
             the number of conversation tweets). Memory only: the rows are the same.
+        workers: the local extract's read processes (``None``: one per core). Speed only,
+            left out of the manifest.
+        memory_limit: MiB the local engine sizes its partitions for (``None``: half of this
+            machine's memory). Memory only, left out of the manifest.
     """
 
     inputs: tuple[str, ...] = inputs_setting(
@@ -122,9 +131,13 @@ class TwitterConfig:
     pair_partitions: int = setting(
         0, help="key-space partitions of the local pair engine (0: from the input size)"
     )
+    workers: int | None = workers_setting()
+    memory_limit: int | None = memory_limit_setting()
 
     def __post_init__(self) -> None:
         check_choices(self)  # clean, lid, extract_engine, pair_engine
+        check_workers(self.workers)
+        check_memory_limit(self.memory_limit)
         if not 0 <= self.pair_partitions <= 64:
             raise FlagError("pair_partitions", f"must be in [0, 64], got {self.pair_partitions}")
         if self.pairs_per_dataset is not None and self.pairs_per_dataset < 1:
@@ -154,7 +167,7 @@ class TwitterConfig:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready record of the configuration, for the manifest."""
-        doc = dataclasses.asdict(self)
+        doc = {k: v for k, v in dataclasses.asdict(self).items() if k not in RUN_ONLY}
         doc["inputs"] = list(self.inputs)
         doc["langs"] = list(self.langs)
         doc["decontaminate"] = list(self.decontaminate)

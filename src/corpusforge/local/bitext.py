@@ -148,7 +148,7 @@ def run_pairs(
     counts: Counter[CountKey] = Counter()
     dead = _DeadLetters(
         FrameShards(
-            DEAD_LETTER, DEAD_SORT_COLUMNS, _same, job.rows_per_shard, _subfolder(scratch, "dead")
+            DEAD_LETTER, DEAD_SORT_COLUMNS, job.rows_per_shard, _subfolder(scratch, "dead")
         ),
         dead_dest,
     )
@@ -162,7 +162,6 @@ def run_pairs(
         pairs = FrameShards(
             job.pair_schema,
             PAIR_SORT_COLUMNS,
-            _same,
             job.rows_per_shard,
             _subfolder(scratch, "pairs"),
             placement="_place",
@@ -173,10 +172,6 @@ def run_pairs(
         shutil.rmtree(scratch, ignore_errors=True)
     log.info("local engine: %d workers, %d partitions", max(job.workers, 1), partitions)
     return Staged(files, counts)
-
-
-def _same(key: tuple[Any, ...]) -> tuple[Any, ...]:
-    return key
 
 
 class _DeadLetters:

@@ -1,55 +1,101 @@
-"""One archive -> its extract folder, in one process, within bounded memory: the local extract.
+"""One archive -> its extract folder, on every core, within bounded memory: the local extract.
 
 The extract stage of ``corpusforge twitter build`` on this machine (``--extract-engine
 local``; ``auto`` picks it whenever no ``--runner`` is given). It calls the functions the Beam
 composite :class:`corpusforge.transforms.twitter.ExtractedTweets` wraps and imports neither
-the transforms nor Beam (the writers it shares, ``sinks/parquet.py`` and ``release/io.py``,
-still use Beam's ``FileSystems``): members are listed with
-:func:`~corpusforge.sources.twitter.read.list_archive` and read with
-:func:`~corpusforge.sources.twitter.read.read_member`, a tweet's records are merged with
-:func:`~corpusforge.sources.twitter.parse.merge_records`, a deleted id keeps its
-:func:`~corpusforge.sources.twitter.read.first_origin`, and the shards are those
-:class:`WriteParquetShards` writes. The files and counts are the Beam pipeline's, byte for
-byte (``tests/twitter/test_local_extract.py``).
+the transforms nor Beam, and writes the Beam pipeline's files and counts, byte for byte,
+whatever the number of workers (``tests/twitter/test_local_extract.py``):
 
-What it does not do is hold the archive: on the in-process runner the two groupings (records
-by tweet id, rows by shard) kept every record in memory, about 2.5 KB per line, so a
-monthly archive (2011-2013 layouts) could not be extracted in 24 GB. Here records wait in
-hash groups spilled to disk (:class:`~corpusforge.local.spill.SpilledGroups`) and rows
-wait for their shard in run files (:class:`~corpusforge.sinks.parquet.ShardedWriter`);
-memory stays near ``spill_rows`` records whatever the archive's size.
+1. **List** (this process): :func:`~corpusforge.sources.twitter.read.list_archive`.
+2. **Read** (``workers`` processes): each worker takes the next member, decodes and parses it
+   with :func:`~corpusforge.sources.twitter.read.read_member` and appends its tweet records
+   and delete notices, in Arrow batches, to its own file per key-space partition of the
+   tweet id (:mod:`corpusforge.local.spill`), and its dead letters to one more file. Every
+   row carries its read position (``_seq``: member index, then output number), so what
+   follows does not depend on which worker read which member, and its shard placement
+   (``_place``, the seeded hash the Beam sink computes), hashed where it was parsed.
+3. **Merge** (this process, one partition at a time, with polars): a tweet's records are
+   merged as :func:`~corpusforge.sources.twitter.parse.merge_records` does (stream line
+   before embedded copy, longer text, smaller origin; links, language and time from the
+   first record that has them) and a deleted id keeps its
+   :func:`~corpusforge.sources.twitter.read.first_origin`; ties go to the earlier read, as
+   in one process.
+4. **Write**: :class:`~corpusforge.local.shards.FrameShards` writes the shards.
+
+Memory: a worker holds one member's lines and one batch of rows; this process holds one
+partition. Partitions are sized from the archive's bytes (``partition_bytes`` of archive per
+partition, :func:`partition_bytes` from ``--memory-limit``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
+import multiprocessing
 import os
+import queue
 import shutil
+import sys
 import tempfile
+import traceback
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+import polars as pl
+import pyarrow as pa
+
 from corpusforge import progress
-from corpusforge.local.spill import EXTRACT_SPILL_ROWS, SpilledGroups
+from corpusforge.keys import seeded_hash
+from corpusforge.local.shards import FrameShards
+from corpusforge.local.spill import PartitionWriter, read_partition
 from corpusforge.release.io import COUNTS, FILES, ensure_dir, file_list, join, write_json
-from corpusforge.schemas import DEAD_LETTER, DELETE, TWEET
-from corpusforge.sinks.parquet import ShardedWriter
+from corpusforge.schemas import DEAD_LETTER, DELETE, TWEET, arrow_schema
 from corpusforge.sources.twitter.archive import MemberRef, ReadLimits, archive_name
-from corpusforge.sources.twitter.parse import merge_records
-from corpusforge.sources.twitter.read import (
-    ReadOutput,
-    Tally,
-    first_origin,
-    list_archive,
-    read_member,
-)
+from corpusforge.sources.twitter.read import ReadOutput, Tally, list_archive, read_member
 
 log = logging.getLogger(__name__)
 
-GROUP_BYTES = 128 * 2**20
-"""Archive bytes per record group: a group (about 150k lines of bz2 JSON) is read back whole."""
+RowKey = Callable[[Mapping[str, Any]], Any]
+
+PARTITION_BYTES = 128 * 2**20
+"""Archive bytes per partition by default (about 150k lines of bz2 JSON): one partition's
+records, merged in polars, take a few hundred MB."""
+BATCH_ROWS = 20_000
+"""Rows a worker holds of each kind before it appends them to its spill files."""
+MAX_PARTITIONS = 4096
+MEMBER_SEQ_BITS = 32
+"""``_seq`` is ``member << 32 | output``: a member yields fewer than 2**32 rows (its
+decompressed bytes are capped at 4 GiB by default, and every row takes a line)."""
+MERGE_BYTES_PER_ARCHIVE_BYTE = 4.0
+"""Peak memory of merging a partition, per byte of archive it covers (measured on bz2
+archives, ``benchmarks/RESULTS.md``): sizes partitions under ``--memory-limit``."""
+WORKER_BYTES = 200 * 2**20
+"""A read worker's own memory: one member's decoder and a batch of rows of each kind."""
+
+_SEQ = pa.field("_seq", pa.uint64())
+_PLACE = pa.field("_place", pa.uint64())
+_FILLED = ("reply_to_id", "quote_of_id", "lang", "created_at")
+
+
+def partition_bytes(memory_limit: int, workers: int) -> int:
+    """Archive bytes per partition so that one partition's merge, beside ``workers`` read
+    workers, fits ``memory_limit`` bytes (never below 8 MiB of archive)."""
+    free = memory_limit - workers * WORKER_BYTES
+    return max(8 * 2**20, int(free / MERGE_BYTES_PER_ARCHIVE_BYTE))
+
+
+@dataclass(frozen=True)
+class ExtractJob:
+    """What a read worker needs: picklable, so it reaches spawned processes too."""
+
+    limits: ReadLimits
+    spill: str
+    partitions: int
+    tweet_key: RowKey
+    dead_key: RowKey
 
 
 def extract_archive(
@@ -59,9 +105,10 @@ def extract_archive(
     limits: ReadLimits,
     rows_per_shard: int,
     *,
-    tweet_key: Callable[[Mapping[str, Any]], Any],
-    dead_key: Callable[[Mapping[str, Any]], Any],
-    spill_rows: int = EXTRACT_SPILL_ROWS,
+    tweet_key: RowKey,
+    dead_key: RowKey,
+    workers: int = 1,
+    archive_bytes_per_partition: int = PARTITION_BYTES,
     release_root: str | None = None,
 ) -> None:
     """Extract ``uri`` into ``folder`` (tweets, deletes, ``_files.json``, ``_counts.json``)
@@ -73,82 +120,265 @@ def extract_archive(
         dead_folder: its dead-letter folder.
         limits: read caps.
         rows_per_shard: target rows per shard.
-        tweet_key: sort key of tweet and delete rows.
-        dead_key: sort key of dead-letter rows.
-        spill_rows: records (and rows) held in memory before they are spilled to disk.
+        tweet_key: sort key of tweet and delete rows (the Beam sink's; places them in shards).
+        dead_key: sort key of dead-letter rows: a tuple of ``str`` and ``int``.
+        workers: read processes (1 reads in this process).
+        archive_bytes_per_partition: archive bytes per key-space partition of the merge.
         release_root: the release folder; ``_files.json`` holds paths relative to it.
     """
     ensure_dir(folder)
     spill = tempfile.mkdtemp(prefix="_spill-", dir=folder)
     try:
-        files, counts = _extract(
-            uri, folder, dead_folder, limits, rows_per_shard, tweet_key, dead_key, spill, spill_rows
+        partitions = min(
+            MAX_PARTITIONS, max(1, math.ceil(os.path.getsize(uri) / archive_bytes_per_partition))
         )
+        job = ExtractJob(_worker_limits(limits, workers), spill, partitions, tweet_key, dead_key)
+        counts = _read(uri, job, workers)
+        files = _merge_and_write(job, folder, dead_folder, rows_per_shard)
     finally:
         shutil.rmtree(spill, ignore_errors=True)
     write_json(join(folder, FILES), file_list(files, release_root))
     write_json(join(folder, COUNTS), dict(sorted(counts.items())))
 
 
-def _extract(
-    uri: str,
-    folder: str,
-    dead_folder: str,
-    limits: ReadLimits,
-    rows_per_shard: int,
-    tweet_key: Callable[[Mapping[str, Any]], Any],
-    dead_key: Callable[[Mapping[str, Any]], Any],
-    spill: str,
-    spill_rows: int,
-) -> tuple[list[dict[str, Any]], Counter[str]]:
-    def subfolder(name: str) -> str:
-        path = os.path.join(spill, name)
-        os.mkdir(path)
-        return path
+def _worker_limits(limits: ReadLimits, workers: int) -> ReadLimits:
+    """The read caps each worker runs with: the bz2 decoder's threads shared among the
+    workers (speed only: the output is the same whatever the threads)."""
+    if workers <= 1 or limits.bz2_threads <= 1:
+        return limits
+    return dataclasses.replace(limits, bz2_threads=max(1, limits.bz2_threads // workers))
 
-    groups = max(1, math.ceil(os.path.getsize(uri) / GROUP_BYTES))
-    records: SpilledGroups[int, dict[str, Any]] = SpilledGroups(
-        groups, subfolder("records"), spill_rows
-    )
-    deletes: SpilledGroups[int, dict[str, Any]] = SpilledGroups(
-        groups, subfolder("deletes"), spill_rows
-    )
-    dead = ShardedWriter(
-        DEAD_LETTER, dead_key, rows_per_shard, spill=subfolder("dead"), buffer_rows=spill_rows
-    )
+
+# -- 1 and 2. list and read ----------------------------------------------------------------
+
+
+def _read(uri: str, job: ExtractJob, workers: int) -> Counter[str]:
+    """List the archive here, read its members on ``workers`` processes; the counts."""
     counts: Counter[str] = Counter()
-
-    listed = Tally(counts)
     refs: list[MemberRef] = []
-    for item in list_archive(uri, listed):
+    listing = _Spill(job, writer=0)
+    for seq, item in enumerate(list_archive(uri, Tally(counts))):
         if isinstance(item, MemberRef):
             refs.append(item)
         else:
-            dead.add(dead_folder, item)
+            listing.add(ReadOutput.DEAD, item, seq)
+    listing.close()
     progress.members_listed(archive_name(uri), len(refs))
-    for ref in refs:
-        tally = Tally()
-        for output, row in read_member(ref, limits, tally):
-            if output is ReadOutput.RECORD:
-                records.add(row["id"], row)
-            elif output is ReadOutput.DELETE:
-                deletes.add(row["id"], row)
-            else:
-                dead.add(dead_folder, row)
-        counts.update(tally.counts)
-        progress.member_done(ref.archive, ref.member, tally.counts["lines_read"])
-    log.info("%s: %d records, %d groups", uri, records.added, groups)
+    members = list(enumerate(refs, start=1))
+    if workers <= 1 or len(refs) <= 1:
+        results: Iterable[_MemberRead] = _read_members(job, 1, iter(members))
+    else:
+        results = _pool_read(job, workers, members)
+    for done in results:
+        counts.update(done.counts)
+        progress.member_done(done.archive, done.member, done.counts["lines_read"])
+    log.info("%s: %d members read on %d worker(s)", uri, len(refs), min(workers, len(refs)))
+    return counts
 
-    tweets = ShardedWriter(
-        TWEET, tweet_key, rows_per_shard, spill=subfolder("tweets"), buffer_rows=spill_rows
+
+@dataclass(frozen=True)
+class _MemberRead:
+    archive: str
+    member: str
+    counts: Counter[str]
+
+
+class _Spill:
+    """One process's rows -> its spill files: records and deletes by id partition, dead
+    letters in one partition of their own."""
+
+    def __init__(self, job: ExtractJob, writer: int) -> None:
+        self._job = job
+        self._tweets = arrow_schema(TWEET).append(_SEQ).append(_PLACE)
+        self._deletes = arrow_schema(DELETE).append(_SEQ).append(_PLACE)
+        self._dead = arrow_schema(DEAD_LETTER).append(_SEQ).append(_PLACE)
+        self._out = {
+            ReadOutput.RECORD: PartitionWriter(job.spill, "records", writer, job.partitions, "id"),
+            ReadOutput.DELETE: PartitionWriter(job.spill, "deletes", writer, job.partitions, "id"),
+            ReadOutput.DEAD: PartitionWriter(job.spill, "dead", writer, 1, "_seq"),
+        }
+        self._rows: dict[ReadOutput, list[dict[str, Any]]] = {k: [] for k in self._out}
+        self._keys: list[tuple[Any, ...]] = []
+
+    def add(self, output: ReadOutput, row: dict[str, Any], seq: int) -> None:
+        row["_seq"] = seq
+        if output is ReadOutput.DEAD:
+            key = self._job.dead_key(row)
+            self._keys.append(key)
+        else:
+            key = self._job.tweet_key(row)
+        row["_place"] = seeded_hash(0, "shard", key)
+        rows = self._rows[output]
+        rows.append(row)
+        if len(rows) >= BATCH_ROWS:
+            self._flush(output)
+
+    def _flush(self, output: ReadOutput) -> None:
+        rows = self._rows[output]
+        if not rows:
+            return
+        if output is ReadOutput.RECORD:
+            table = pa.Table.from_pylist(rows, schema=self._tweets)
+        elif output is ReadOutput.DELETE:
+            table = pa.Table.from_pylist(rows, schema=self._deletes)
+        else:
+            table = pa.Table.from_pylist(rows, schema=self._dead)
+            for i, values in enumerate(zip(*self._keys, strict=True)):
+                table = table.append_column(f"_k{i}", pa.array(values))
+            self._keys = []
+        self._out[output].add(table)
+        self._rows[output] = []
+
+    def close(self) -> None:
+        for output, writer in self._out.items():
+            self._flush(output)
+            writer.close()
+
+
+def _read_members(
+    job: ExtractJob, writer: int, members: Iterator[tuple[int, MemberRef]]
+) -> Iterator[_MemberRead]:
+    """Read ``members`` in this process into spill files of number ``writer``."""
+    spill = _Spill(job, writer)
+    try:
+        for index, ref in members:
+            tally = Tally()
+            base = index << MEMBER_SEQ_BITS
+            for n, (output, row) in enumerate(read_member(ref, job.limits, tally)):
+                spill.add(output, row, base | n)
+            yield _MemberRead(ref.archive, ref.member, tally.counts)
+    finally:
+        spill.close()
+
+
+def _mp_context() -> Any:
+    return multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+
+
+def _pool_read(
+    job: ExtractJob, workers: int, members: list[tuple[int, MemberRef]]
+) -> Iterator[_MemberRead]:
+    """Read ``members`` on ``workers`` processes; each result as it comes.
+
+    A worker that raises sends its traceback and the read fails with it; one that dies
+    without a word (killed, out of memory) fails the read too, never hangs it.
+    """
+    context = _mp_context()
+    tasks = context.Queue()
+    results = context.Queue()
+    for item in members:
+        tasks.put(item)
+    workers = min(workers, len(members))
+    for _ in range(workers):
+        tasks.put(None)
+    procs = [
+        context.Process(target=_work, args=(job, w, tasks, results), daemon=True)
+        for w in range(1, workers + 1)
+    ]
+    for proc in procs:
+        proc.start()
+    running = workers
+    try:
+        while running:
+            try:
+                kind, payload = results.get(timeout=1.0)
+            except queue.Empty:
+                dead = [p for p in procs if p.exitcode not in (None, 0)]
+                if dead:
+                    raise RuntimeError(
+                        f"an extract worker died (exit code {dead[0].exitcode}) "
+                        "before finishing its members"
+                    ) from None
+                continue
+            if kind == "member":
+                yield payload
+            elif kind == "done":
+                running -= 1
+            else:
+                raise RuntimeError(f"an extract worker failed:\n{payload}")
+        for proc in procs:
+            proc.join()
+    finally:
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()
+                proc.join()
+
+
+def _work(job: ExtractJob, writer: int, tasks: Any, results: Any) -> None:
+    """A read worker: members from ``tasks`` until ``None``; each member's counts to
+    ``results``, then ``done`` (or ``error`` with the traceback)."""
+    try:
+        for done in _read_members(job, writer, iter(tasks.get, None)):
+            results.put(("member", done))
+    except BaseException:
+        results.put(("error", traceback.format_exc()))
+        return
+    results.put(("done", writer))
+
+
+# -- 3 and 4. merge and write ------------------------------------------------------------
+
+
+def _merge_and_write(
+    job: ExtractJob, folder: str, dead_folder: str, rows_per_shard: int
+) -> list[dict[str, Any]]:
+    """Merge each partition's records and delete notices and write every shard."""
+
+    def staging(name: str) -> str:
+        path = os.path.join(job.spill, name)
+        os.mkdir(path)
+        return path
+
+    by_id = FrameShards(TWEET, ["id"], rows_per_shard, staging("tweets"), placement="_place")
+    deleted = FrameShards(DELETE, ["id"], rows_per_shard, staging("deletes"), placement="_place")
+    tweets_dest, deletes_dest = join(folder, "tweets"), join(folder, "deletes")
+    for p in range(job.partitions):
+        records = read_partition(job.spill, "records", p)
+        if records is not None:
+            by_id.add(tweets_dest, merge_records(records))
+        del records
+        notices = read_partition(job.spill, "deletes", p)
+        if notices is not None:
+            deleted.add(deletes_dest, first_origins(notices))
+    dead = read_partition(job.spill, "dead", 0)
+    key_columns = [c for c in (dead.columns if dead is not None else []) if c.startswith("_k")]
+    dead_shards = FrameShards(
+        DEAD_LETTER, [*key_columns, "_seq"], rows_per_shard, staging("dead"), placement="_place"
     )
-    for _, same_id in records:
-        tweets.add(join(folder, "tweets"), merge_records(same_id))
-    deleted = ShardedWriter(
-        DELETE, tweet_key, rows_per_shard, spill=subfolder("deleted"), buffer_rows=spill_rows
-    )
-    for _, notices in deletes:
-        deleted.add(join(folder, "deletes"), first_origin(notices))
-    for dest in (join(folder, "tweets"), join(folder, "deletes"), dead_folder):
+    if dead is not None:
+        dead_shards.add(dead_folder, dead)
+    for dest in (tweets_dest, deletes_dest, dead_folder):
         ensure_dir(dest)
-    return tweets.close() + deleted.close() + dead.close(), counts
+    return by_id.close() + deleted.close() + dead_shards.close()
+
+
+def merge_records(records: pl.DataFrame) -> pl.DataFrame:
+    """One row per tweet id, as :func:`corpusforge.sources.twitter.parse.merge_records`
+    keeps it from that id's records (ties go to the earlier ``_seq``); sorted by id."""
+    ranked = records.sort(
+        [
+            "id",
+            "embedded_only",
+            pl.col("text").str.len_chars(),
+            "origin_archive",
+            "origin_member",
+            "origin_line",
+            "_seq",
+        ],
+        descending=[False, False, True, False, False, False, False],
+    )
+    first = [c for c in ranked.columns if c not in (*_FILLED, "id", "embedded_only")]
+    return ranked.group_by("id", maintain_order=True).agg(
+        pl.col(first).first(),
+        pl.col("embedded_only").all(),
+        *(pl.col(c).drop_nulls().first() for c in _FILLED),
+    )
+
+
+def first_origins(notices: pl.DataFrame) -> pl.DataFrame:
+    """One delete notice per id, the one :func:`~corpusforge.sources.twitter.read.first_origin`
+    keeps (ties go to the earlier ``_seq``); sorted by id."""
+    return notices.sort(["id", "origin_archive", "origin_member", "origin_line", "_seq"]).unique(
+        subset=["id"], keep="first", maintain_order=True
+    )

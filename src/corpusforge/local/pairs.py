@@ -45,7 +45,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from corpusforge.local.chosen import BenchmarkChoice, PairRows
-from corpusforge.local.spill import PAIR_SPILL_ROWS
+from corpusforge.local.spill import PAIR_SPILL_ROWS, partition_of
 from corpusforge.pairing.benchmarks import (
     BenchmarkConfig,
 )
@@ -109,17 +109,6 @@ class PairSettings:
     pairs_per_dataset: int | None = None
     decontaminator: Decontaminator | None = None
     lid_model: str | None = None
-
-
-def partition_of(ids: np.ndarray, partitions: int) -> np.ndarray:
-    """The partition of each id (a stable integer mix, the same on every machine)."""
-    x = ids.astype(np.uint64, copy=True)
-    x ^= x >> np.uint64(33)
-    x *= np.uint64(0xFF51AFD7ED558CCD)
-    x ^= x >> np.uint64(33)
-    x *= np.uint64(0xC4CEB9FE1A85EC53)
-    x ^= x >> np.uint64(33)
-    return (x % np.uint64(partitions)).astype(np.int64)
 
 
 def _ids(column: pa.ChunkedArray | pa.Array) -> np.ndarray:

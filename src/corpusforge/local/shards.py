@@ -37,25 +37,27 @@ class FrameShards:
 
     Args:
         schema_ref: the schema of the files (its columns are taken from each frame).
-        sort_columns: the columns whose values, in this order, make a row's sort key; the key
+        sort_columns: the columns whose values, in this order, order a shard's rows; they
             must be unique within a destination.
-        sort_key: the sort key as the Beam sink computes it, from the values of
-            ``sort_columns`` (its ``str`` is what places a row in a shard).
         rows_per_shard: target rows per shard.
-        spill: a local folder for the Arrow files.
+        spill: a local folder of its own for the Arrow files.
         placement: a column holding each row's ``seeded_hash(0, "shard", sort key)``,
             computed where the rows were made (the local engine's workers), so placing a row
-            is a vectorised modulo; ``None`` computes it here, row by row.
+            is a vectorised modulo; ``None`` computes it here, row by row, from ``sort_key``.
+        sort_key: without ``placement``, the sort key as the Beam sink computes it from the
+            values of ``sort_columns`` (its ``str`` places a row in a shard); ``None``: the
+            tuple of those values.
     """
 
     def __init__(
         self,
         schema_ref: SchemaRef,
         sort_columns: list[str],
-        sort_key: SortKey,
         rows_per_shard: int,
         spill: str,
+        *,
         placement: str | None = None,
+        sort_key: SortKey | None = None,
     ) -> None:
         self._schema = arrow_schema(schema_ref)
         self._names = list(self._schema.names)
@@ -118,8 +120,9 @@ class FrameShards:
                 placed = frame.with_columns((pl.col(self._placement) % num_shards).alias("_shard"))
             else:
                 keys = zip(*(frame[c].to_list() for c in self._sort_columns), strict=True)
+                key = self._sort_key or tuple
                 placed = frame.with_columns(
-                    pl.Series("_shard", [shard_of(self._sort_key(k), num_shards) for k in keys])
+                    pl.Series("_shard", [shard_of(key(k), num_shards) for k in keys])
                 )
             for (shard,), part in placed.partition_by("_shard", as_dict=True).items():
                 table = part.drop("_shard").to_arrow()

@@ -1,94 +1,107 @@
-"""(key, value) pairs -> each key's values, from one process, within bounded memory.
+"""Rows -> Arrow files by key-space partition, from any number of processes: the local
+engines' spill.
 
-The local engines group what Beam would group with a ``GroupByKey`` (a tweet's records by
-id, delete notices by id) without holding the input: values go to one of ``groups`` hash
-groups by key, and whenever ``buffer_rows`` values are held every group's buffer is
-appended (pickled) to that group's file. Reading the groups back holds one group at a time,
-so memory is about ``buffer_rows`` values or one group, whichever is larger.
-
-The hash is Python's own, which for strings changes from process to process: it decides
-only which keys share a group, never what a key's values are, so nothing written depends
-on it.
+What Beam would group with a ``GroupByKey`` (a tweet's records by id, delete notices by id),
+the local engines group by writing rows to one Arrow file per partition of the key space
+(:func:`partition_of`, a stable integer mix: every record of one id lands in one partition)
+and reading one partition back at a time with polars. Each writing process owns its own files
+(``<name>-<writer>.p<partition>.arrow``), so worker processes never share a file; a
+partition is the union of every writer's file for it. Memory is one batch per writer while
+writing and one partition while reading, whatever the input's size. Writing uses NumPy and
+Arrow only, never polars, whose thread pool does not survive a ``fork``: writers run in
+forked workers.
 """
 
 from __future__ import annotations
 
+import glob
 import os
-import pickle
-from collections import defaultdict
-from collections.abc import Hashable, Iterator
-from typing import Generic, TypeVar
+from collections.abc import Iterator
 
-K = TypeVar("K", bound=Hashable)
-V = TypeVar("V")
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.ipc
 
-EXTRACT_SPILL_ROWS = 250_000
-"""Records the local extract holds in memory (tweet records, delete notices, dead letters)
-before it spills them under the extract folder."""
 PAIR_SPILL_ROWS = 1_000_000
 """Rows the local pair stage holds in memory (chosen pairs, then rows on their way to their
-shards) before it writes them to run files under ``_staging/``. Larger than
-``EXTRACT_SPILL_ROWS`` because a pair row (two cleaned texts and three ids) is a fraction of
-a tweet record. Both are memory budgets only: what is written does not depend on them."""
+shards) before it writes them to run files under ``_staging/``. A memory budget only: what is
+written does not depend on it."""
 
 
-class SpilledGroups(Generic[K, V]):
-    """Values grouped by key, spilled to ``folder`` when more than ``buffer_rows`` are held.
+def partition_of(ids: np.ndarray, partitions: int) -> np.ndarray:
+    """The partition of each id (a stable integer mix, the same on every machine)."""
+    x = ids.astype(np.uint64, copy=True)
+    x ^= x >> np.uint64(33)
+    x *= np.uint64(0xFF51AFD7ED558CCD)
+    x ^= x >> np.uint64(33)
+    x *= np.uint64(0xC4CEB9FE1A85EC53)
+    x ^= x >> np.uint64(33)
+    return (x % np.uint64(partitions)).astype(np.int64)
+
+
+class PartitionWriter:
+    """One process's rows of one kind -> an Arrow file per partition of their ``key``.
 
     Args:
-        groups: hash groups; each is read back whole, so choose enough that one fits.
-        folder: an existing folder for the group files (one per group, removed on reading).
-        buffer_rows: values held in memory before every group's buffer is appended to disk.
+        folder: the spill folder every writer of this kind shares.
+        name: the kind of rows (``records``, ``deletes``); part of the file names.
+        writer: this writer's number, unique among the processes writing ``name``.
+        partitions: key-space partitions.
+        key: the int64 column partitioned on.
     """
 
-    def __init__(self, groups: int, folder: str, buffer_rows: int) -> None:
-        if groups < 1 or buffer_rows < 1:
-            raise ValueError(f"groups and buffer_rows must be >= 1, got {groups}, {buffer_rows}")
-        self._n = groups
-        self._folder = folder
-        self._buffer_rows = buffer_rows
-        self._buffers: list[list[tuple[K, V]]] = [[] for _ in range(groups)]
-        self._on_disk: set[int] = set()
-        self._held = 0
-        self.added = 0
+    def __init__(self, folder: str, name: str, writer: int, partitions: int, key: str) -> None:
+        self._prefix = os.path.join(folder, f"{name}-{writer:04d}")
+        self._partitions = partitions
+        self._key = key
+        self._writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
 
-    def add(self, key: K, value: V) -> None:
-        self._buffers[hash((key,)) % self._n].append((key, value))
-        self._held += 1
-        self.added += 1
-        if self._held >= self._buffer_rows:
-            self.spill()
+    def add(self, table: pa.Table) -> None:
+        """Append ``table``'s rows, each to its key's partition, in their order."""
+        if not table.num_rows:
+            return
+        if self._partitions == 1:
+            self._write(0, table)
+            return
+        parts = partition_of(table.column(self._key).to_numpy(), self._partitions)
+        order = np.argsort(parts, kind="stable")
+        ordered = table.take(pa.array(order))
+        bounds = np.searchsorted(parts[order], np.arange(self._partitions + 1))
+        for p in range(self._partitions):
+            if bounds[p + 1] > bounds[p]:
+                self._write(p, ordered.slice(bounds[p], bounds[p + 1] - bounds[p]))
 
-    def spill(self) -> None:
-        """Append every group's buffered values to its file."""
-        for g, buffer in enumerate(self._buffers):
-            if buffer:
-                with open(self._path(g), "ab") as f:
-                    pickle.dump(buffer, f, protocol=pickle.HIGHEST_PROTOCOL)
-                self._on_disk.add(g)
-                self._buffers[g] = []
-        self._held = 0
+    def _write(self, p: int, table: pa.Table) -> None:
+        writer = self._writers.get(p)
+        if writer is None:
+            path = f"{self._prefix}.p{p:05d}.arrow"
+            writer = self._writers[p] = pa.ipc.new_file(path, table.schema)
+        writer.write_table(table)
 
-    def __iter__(self) -> Iterator[tuple[K, list[V]]]:
-        """Each key with all its values, one group at a time; the groups are consumed."""
-        for g in range(self._n):
-            by_key: dict[K, list[V]] = defaultdict(list)
-            for key, value in self._read(g):
-                by_key[key].append(value)
-            yield from by_key.items()
+    def close(self) -> None:
+        for writer in self._writers.values():
+            writer.close()
+        self._writers.clear()
 
-    def _read(self, g: int) -> Iterator[tuple[K, V]]:
-        if g in self._on_disk:
-            with open(self._path(g), "rb") as f:
-                while True:
-                    try:
-                        yield from pickle.load(f)
-                    except EOFError:
-                        break
-            os.remove(self._path(g))
-            self._on_disk.discard(g)
-        buffer, self._buffers[g] = self._buffers[g], []
-        yield from buffer
 
-    def _path(self, g: int) -> str:
-        return os.path.join(self._folder, f"group-{g}.pickle")
+def read_partition(folder: str, name: str, p: int) -> pl.DataFrame | None:
+    """Partition ``p`` of the rows every writer of ``name`` spilled to ``folder`` (in writer
+    order), or ``None`` if no row fell in it. Its files are removed once read."""
+    frames = []
+    for path in sorted(glob.glob(os.path.join(folder, f"{name}-*.p{p:05d}.arrow"))):
+        with pa.OSFile(path) as source:  # read, not mapped: memory is what is held
+            frame = pl.from_arrow(pa.ipc.open_file(source).read_all())
+        assert isinstance(frame, pl.DataFrame)
+        frames.append(frame)
+        os.remove(path)
+    return pl.concat(frames, rechunk=False) if frames else None
+
+
+def read_all(folder: str, name: str) -> Iterator[pl.DataFrame]:
+    """Every partition of ``name`` in ``folder``, one at a time."""
+    found = glob.glob(os.path.join(folder, f"{name}-*.p*.arrow"))
+    for p in sorted({int(path.rsplit(".p", 1)[1].split(".")[0]) for path in found}):
+        frame = read_partition(folder, name, p)
+        if frame is not None:
+            yield frame
