@@ -22,6 +22,7 @@ from corpusforge.config.common import (
     out_setting,
     rows_per_shard_setting,
     seed_setting,
+    workers_setting,
 )
 from corpusforge.config.flags import FlagError
 from corpusforge.config.settings import check_choices, group, setting
@@ -74,6 +75,7 @@ class TwitterConfig:
             are asked for. Speed and memory only: the rows are the same.
         pair_partitions: key-space partitions of the local pair engine (``0``: chosen from
             the number of conversation tweets). Memory only: the rows are the same.
+        workers: the local extract's read processes (``None``: one per core). Speed only.
     """
 
     inputs: tuple[str, ...] = inputs_setting(
@@ -122,6 +124,7 @@ class TwitterConfig:
     pair_partitions: int = setting(
         0, help="key-space partitions of the local pair engine (0: from the input size)"
     )
+    workers: int | None = workers_setting()
 
     def __post_init__(self) -> None:
         check_choices(self)  # clean, lid, extract_engine, pair_engine
