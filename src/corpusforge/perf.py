@@ -1,22 +1,26 @@
 """Benchmarks that keep the Twitter pipeline honest: a synthetic archive in, figures out.
 
-    corpusforge bench --tweets 100000 --layout zip-2020 --runs 3
+    corpusforge bench --tweets 100000 --layout zip-2020 --runs 3 --workers 4
 
 Measures, each as the median of ``runs`` runs in a fresh process (so peak RSS is the
-stage's own):
+stage's own, less what its worker processes hold):
 
 - **ceiling**: a plain loop that decodes every member with the stdlib (bz2 or gzip) and
-  parses every line with orjson: the least work any reader must do;
+  parses every line with orjson: the least work any reader must do; and the same loop on
+  ``workers`` processes, each taking every ``workers``-th member, timed until the last
+  one ends: the least time ``workers`` cores need;
 - **extract**: our read and parse functions on the same members (the per-core work of the
-  extract stage), the whole local extract engine, and the Beam extract pipeline on the
-  in-process runner;
+  extract stage), the whole local extract engine on 1 and on ``workers`` processes, and the
+  Beam extract pipeline on the in-process runner;
 - **pairing**: the local pair engine's functions, the whole local pair stage, and the Beam
   pair pipeline, on the extracted, normalised tweets;
 - **whole builds**: ``corpusforge twitter build`` from archive to published release, on the
-  local engines, on Beam's in-process runner and on Prism (Beam's portable runner, when
-  ``scripts/prism.sh`` has built it; its Go process's memory is not in the peak RSS);
+  local engines (``--workers`` processes), on Beam's in-process runner and on Prism (Beam's
+  portable runner, when ``scripts/prism.sh`` has built it; its Go process's memory is not in
+  the peak RSS);
 
-and prints lines/s per core, the ratio extract/ceiling, tweets/s for pairing and peak RSS.
+and prints lines/s, the ratio extract/ceiling, the local extract's speed-up on ``workers``
+processes, the local whole build over each ceiling, tweets/s for pairing and peak RSS.
 ``--scales 1,2,4`` repeats the local stages on archives of 1×, 2× and 4× the tweets (the
 pair stage with one partition and with ``scale`` partitions) and extrapolates peak RSS to a
 month of archive (about 140M lines); see :func:`_scaling` for the model.
@@ -32,15 +36,19 @@ import multiprocessing
 import os
 import resource
 import statistics
+import sys
 import tempfile
 import time
 import zipfile
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from corpusforge.local.machine import default_workers
 
 MONTH_LINES = 140_000_000
 SCALING_QUERIES = 100
@@ -62,28 +70,45 @@ class Measurement:
         return self.items / self.seconds if self.seconds else 0.0
 
 
-def _members(archive: str) -> Iterator[tuple[str, bytes]]:
-    """Raw (compressed) member bytes of a zip or tar archive, in order."""
+def _members(archive: str, share: int = 0, shares: int = 1) -> Iterator[tuple[str, bytes]]:
+    """Raw (compressed) member bytes of a zip or tar archive, in order.
+
+    Args:
+        archive: the archive.
+        share: yield the members whose position modulo ``shares`` is this.
+        shares: how many shares the members are dealt into (1: all of them).
+    """
     import tarfile
 
     if zipfile.is_zipfile(archive):
         with zipfile.ZipFile(archive) as zf:
-            for info in zf.infolist():
-                if not info.is_dir() and info.filename.endswith((".bz2", ".gz")):
-                    yield info.filename, zf.read(info)
+            infos = [
+                info
+                for info in zf.infolist()
+                if not info.is_dir() and info.filename.endswith((".bz2", ".gz"))
+            ]
+            for info in infos[share::shares]:
+                yield info.filename, zf.read(info)
         return
     with tarfile.open(archive) as tf:
-        for member in tf:
-            if member.isfile() and member.name.endswith((".bz2", ".gz")):
+        members = (m for m in tf if m.isfile() and m.name.endswith((".bz2", ".gz")))
+        for i, member in enumerate(members):
+            if i % shares == share:
                 f = tf.extractfile(member)
                 assert f is not None
                 yield member.name, f.read()
 
 
-def ceiling(archive: str) -> int:
-    """Decode every member with the stdlib and parse every line with orjson; lines seen."""
+def ceiling(archive: str, share: int = 0, shares: int = 1) -> int:
+    """Decode members with the stdlib and parse every line with orjson; lines seen.
+
+    Args:
+        archive: the archive.
+        share: read the members whose position modulo ``shares`` is this.
+        shares: how many shares the members are dealt into (1: every member).
+    """
     lines = 0
-    for name, data in _members(archive):
+    for name, data in _members(archive, share, shares):
         text = bz2.decompress(data) if name.endswith(".bz2") else gzip.decompress(data)
         pieces = text.split(b"\n")
         if pieces and not pieces[-1]:
@@ -93,6 +118,14 @@ def ceiling(archive: str) -> int:
                 orjson.loads(line)
             lines += 1
     return lines
+
+
+def parallel_ceiling(archive: str, workers: int) -> int:
+    """:func:`ceiling` on ``workers`` processes, member ``i`` to process ``i % workers``;
+    lines seen, once the last process has ended."""
+    ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+    with ctx.Pool(workers) as pool:
+        return sum(pool.starmap(ceiling, [(archive, i, workers) for i in range(workers)]))
 
 
 def extract_functions(archive: str, bz2_threads: int = 2) -> int:
@@ -122,19 +155,20 @@ def extract_functions(archive: str, bz2_threads: int = 2) -> int:
     return lines
 
 
-def extract_stage(archive: str, out: str, engine: str = "local") -> int:
+def extract_stage(archive: str, out: str, engine: str = "local", workers: int | None = None) -> int:
     """The extract stage into ``out``; lines read.
 
     Args:
         archive: the archive.
         out: the release folder.
         engine: ``local`` (the default engine) or ``beam`` (the Beam pipeline, in-process).
+        workers: the local engine's processes (``None``: one per core).
     """
     from corpusforge.builds import twitter_extract as tb
     from corpusforge.config.twitter import TwitterConfig
     from corpusforge.release.io import join, read_json
 
-    config = TwitterConfig(inputs=(archive,), out=out, extract_engine=engine)
+    config = TwitterConfig(inputs=(archive,), out=out, extract_engine=engine, workers=workers)
     described = tb.describe_input(archive, config)
     tb.run_extract([described], config, [])
     counts = read_json(join(out, "tweets", described.extract, tb.COUNTS))
@@ -178,7 +212,7 @@ def pair_stage(
     return sum(pq.read_metadata(f).num_rows for f in tweets)
 
 
-def whole_build(archive: str, runner: str) -> int:
+def whole_build(archive: str, runner: str, workers: int | None = None) -> int:
     """A whole Twitter build of ``archive`` into a fresh folder; lines read.
 
     Args:
@@ -186,6 +220,7 @@ def whole_build(archive: str, runner: str) -> int:
         runner: ``local`` (the default engines), ``beam`` (both Beam pipelines on the
             in-process runner) or ``prism`` (both on Prism, started by Beam from the binary
             ``scripts/prism.sh`` built, workers in this process).
+        workers: the local engine's processes (``--workers``; ``None``: one per core).
     """
     from corpusforge.builds import twitter as tb
     from corpusforge.config.twitter import TwitterConfig
@@ -198,6 +233,7 @@ def whole_build(archive: str, runner: str) -> int:
             out=os.path.join(folder, "release"),
             extract_engine=engine,
             pair_engine=engine,
+            workers=workers,
         )
         manifest = tb.build(config, beam_args)
     return int(manifest["counts"]["lines_read"])
@@ -250,12 +286,16 @@ def measure(
     unit: str,
     runs: int,
 ) -> Measurement:
-    """Run ``fn(*args)`` ``runs`` times, each in a fresh process; the median figures."""
+    """Run ``fn(*args)`` ``runs`` times, each in a fresh process; the median figures.
+
+    The process is an executor's, not a ``multiprocessing.Pool``'s: a pool's are daemons,
+    which may not start the processes of the parallel ceiling or of the local engine.
+    """
     ctx = multiprocessing.get_context("spawn")
     results = []
     for _ in range(runs):
-        with ctx.Pool(1) as pool:
-            results.append(pool.apply(_timed, (fn, args)))
+        with ProcessPoolExecutor(1, mp_context=ctx) as pool:
+            results.append(pool.submit(_timed, fn, args).result())
     seconds = statistics.median(r[0] for r in results)
     peak = statistics.median(r[2] for r in results)
     return Measurement(stage, seconds, results[0][1], unit, peak, runs)
@@ -274,9 +314,25 @@ def make_archive(folder: Path, tweets: int, layout: str, seed: int = 0) -> str:
 
 
 def run_bench(
-    tweets: int, layout: str, runs: int, scales: tuple[int, ...], workdir: str | None = None
+    tweets: int,
+    layout: str,
+    runs: int,
+    scales: tuple[int, ...],
+    workdir: str | None = None,
+    workers: int | None = None,
 ) -> dict[str, Any]:
-    """Measure every stage; returns a JSON-ready report."""
+    """Measure every stage; returns a JSON-ready report.
+
+    Args:
+        tweets: tweets in the synthetic archive.
+        layout: the archive's layout.
+        runs: runs per stage; the median is reported.
+        scales: size multiples for the memory extrapolation (one: none).
+        workdir: folder for archives and releases (``None``: a fresh temporary one).
+        workers: processes of the parallel ceiling, the local extract and the local whole
+            build (``None``: one per core).
+    """
+    workers = workers or default_workers()
     folder = Path(workdir or tempfile.mkdtemp(prefix="corpusforge-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
     archive = make_archive(folder, tweets, layout)
@@ -287,8 +343,12 @@ def run_bench(
         "layout": layout,
         "runs": runs,
         "cores": os.cpu_count(),
+        "workers": workers,
     }
     a = measure("ceiling (stdlib decode + orjson)", ceiling, (archive,), "lines", runs)
+    an = measure(
+        f"  same, {workers} processes", parallel_ceiling, (archive, workers), "lines", runs
+    )
     b = measure(
         "extract functions (ours, no Beam; 2 decoder threads)",
         extract_functions,
@@ -299,7 +359,16 @@ def run_bench(
     b0 = measure("  same, stdlib bz2 decoder", extract_functions, (archive, 0), "lines", runs)
     b2 = measure("  same, 1 decoder thread", extract_functions, (archive, 1), "lines", runs)
     out = str(folder / f"release-{layout}-{tweets}")
-    el = measure("extract stage (local engine)", extract_stage, (archive, out), "lines", runs)
+    el = measure(
+        "extract stage (local engine, 1 worker)",
+        extract_stage,
+        (archive, out, "local", 1),
+        "lines",
+        runs,
+    )
+    eln = measure(
+        f"  same, {workers} workers", extract_stage, (archive, out, "local", workers), "lines", runs
+    )
     e = measure(
         "extract stage (Beam, in-process)", extract_stage, (archive, out, "beam"), "lines", runs
     )
@@ -310,9 +379,16 @@ def run_bench(
     pb = measure(
         "pair stage (Beam, in-process)", pair_stage, (archive, out, "beam"), "tweets", runs
     )
+    local = measure(
+        f"whole build (local engines, {workers} workers)",
+        whole_build,
+        (archive, "local", workers),
+        "lines",
+        runs,
+    )
     builds = [
-        measure(f"whole build ({what})", whole_build, (archive, runner), "lines", runs)
-        for runner, what in (("local", "local engines"), ("beam", "Beam, in-process"))
+        local,
+        measure("whole build (Beam, in-process)", whole_build, (archive, "beam"), "lines", runs),
     ]
     if prism_available():
         builds.append(
@@ -320,15 +396,19 @@ def run_bench(
         )
     else:
         report["prism"] = "not built: bash scripts/prism.sh"
-    stages = (a, b, b0, b2, el, e, pf, p, pb, *builds)
+    stages = (a, an, b, b0, b2, el, eln, e, pf, p, pb, *builds)
     report["stages"] = [m.__dict__ | {"rate": m.rate} for m in stages]
     report["local_pairs_over_beam"] = p.rate / pb.rate
     report["local_extract_over_ceiling"] = el.rate / a.rate
+    report["local_extract_speedup"] = eln.rate / el.rate
+    report["local_extract_over_parallel_ceiling"] = eln.rate / an.rate
     report["extract_stdlib_over_ceiling"] = b0.rate / a.rate
     report["extract_1_thread_over_ceiling"] = b2.rate / a.rate
     report["extract_over_ceiling"] = b.rate / a.rate
     report["beam_extract_over_ceiling"] = e.rate / a.rate
     report["build_seconds"] = {m.stage: m.seconds for m in builds}
+    report["local_build_over_ceiling"] = local.rate / a.rate
+    report["local_build_over_parallel_ceiling"] = local.rate / an.rate
     if len(scales) > 1:
         report["scaling"] = _scaling(folder, tweets, layout, runs, scales)
     return report

@@ -33,21 +33,33 @@ def test_bench_reports_every_stage_and_the_scaling(tmp_path: Path) -> None:
             str(tmp_path),
             "--json",
             str(out),
+            "--workers",
+            "2",
         ],
     )
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
     stages = {s["stage"].strip(): s for s in report["stages"]}
     builds = [name for name in stages if name.startswith("whole build")]
-    assert builds[:2] == ["whole build (local engines)", "whole build (Beam, in-process)"]
+    assert report["workers"] == 2
+    local, beam = "whole build (local engines, 2 workers)", "whole build (Beam, in-process)"
+    assert builds[:2] == [local, beam]
     prism_built = "prism" not in report
     assert len(builds) == 3 if prism_built else 2  # Prism's when scripts/prism.sh built it
-    assert len(stages) == 9 + len(builds)
+    assert len(stages) == 11 + len(builds)
+    assert {"same, 2 processes", "same, 2 workers"} <= set(stages)  # ceiling, local extract
     assert set(report["build_seconds"]) == set(builds)
     tweets = {s["items"] for s in report["stages"] if s["unit"] == "tweets"}
     assert len(tweets) == 1  # both pair engines and the bare functions read the same rows
     lines = {s["items"] for s in report["stages"] if s["unit"] == "lines"}
-    assert len(lines) == 1  # the ceiling and every reader saw the same lines
+    assert len(lines) == 1  # both ceilings and every reader saw the same lines
+    ratios = (
+        "local_extract_speedup",
+        "local_extract_over_parallel_ceiling",
+        "local_build_over_ceiling",
+        "local_build_over_parallel_ceiling",
+    )
+    assert all(report[r] > 0 for r in ratios)
     assert all(s["seconds"] > 0 and s["peak_rss_mb"] > 0 for s in report["stages"])
     points = report["scaling"]["points"]
     assert [p["scale"] for p in points] == [1, 2]
@@ -59,3 +71,5 @@ def test_bench_reports_every_stage_and_the_scaling(tmp_path: Path) -> None:
     assert all(p["pairs_partitioned_rss_mb"] > 0 for p in points)
     assert "local pair engine / Beam pair stage" in result.output
     assert "extract / ceiling" in result.output
+    assert "2 workers / 1 worker" in result.output
+    assert "whole local build (2 workers) / ceiling" in result.output

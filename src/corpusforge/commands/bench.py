@@ -25,23 +25,34 @@ def bench(
     json_out: Annotated[
         str | None, typer.Option("--json", help="also write the report here")
     ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            help="processes of the parallel ceiling, the local extract and the local whole "
+            "build (0: one per core)"
+        ),
+    ] = 0,
 ) -> None:
-    """Ceiling (stdlib decode + orjson) vs our extract, pairing, whole builds on each runner,
-    and peak RSS."""
+    """Ceiling (stdlib decode + orjson, on 1 and on --workers processes) vs our extract,
+    pairing, whole builds on each runner, and peak RSS."""
     from corpusforge.perf import run_bench
 
     if runs < 1:
         raise typer.BadParameter("runs must be >= 1")
-    report = run_bench(tweets, layout, runs, tuple(int(s) for s in scales.split(",")), workdir)
+    if workers < 0:
+        raise typer.BadParameter(f"workers must be >= 0 (0: one per core), got {workers}")
+    report = run_bench(
+        tweets, layout, runs, tuple(int(s) for s in scales.split(",")), workdir, workers or None
+    )
     if json_out:
         with open(json_out, "w", encoding="utf-8") as f:
             json.dump(report, f, indent=2)
     console = Console()
     console.print(
         f"archive {report['archive']} ({report['archive_bytes'] / 1e6:.1f} MB, {tweets:,} tweets, "
-        f"{layout}); median of {runs} runs, each in a fresh process"
+        f"{layout}); median of {runs} runs, each in a fresh process; {report['workers']} workers"
     )
-    table = Table("stage", "items", "seconds", "rate per core", "peak RSS MB")
+    table = Table("stage", "items", "seconds", "rate", "peak RSS MB")
     for s in report["stages"]:
         table.add_row(
             s["stage"],
@@ -58,8 +69,18 @@ def bench(
         f"extract / ceiling: {report['extract_over_ceiling']:.2f} (functions, 2 decoder "
         f"threads), {report['extract_1_thread_over_ceiling']:.2f} (1 thread), "
         f"{report['extract_stdlib_over_ceiling']:.2f} (stdlib bz2), "
-        f"{report['local_extract_over_ceiling']:.2f} (whole local stage), "
+        f"{report['local_extract_over_ceiling']:.2f} (whole local stage, 1 worker), "
         f"{report['beam_extract_over_ceiling']:.2f} (whole Beam stage)"
+    )
+    console.print(
+        f"local extract stage, {report['workers']} workers / 1 worker: "
+        f"{report['local_extract_speedup']:.2f} (speed-up); {report['workers']} workers / "
+        f"{report['workers']}-process ceiling: {report['local_extract_over_parallel_ceiling']:.2f}"
+    )
+    console.print(
+        f"whole local build ({report['workers']} workers) / ceiling: "
+        f"{report['local_build_over_ceiling']:.2f} (1 loop), "
+        f"{report['local_build_over_parallel_ceiling']:.2f} ({report['workers']} loops)"
     )
     if "scaling" in report:
         scaling = Table(
