@@ -380,3 +380,37 @@ def test_partitions_are_stable_numbers() -> None:
     ids = np.array([0, 1, 1346513254338924544, 2**62, 12345])
     assert partition_of(ids, 16).tolist() == [0, 12, 6, 0, 9]
     assert partition_of(ids, 1).tolist() == [0, 0, 0, 0, 0]
+
+
+def test_memory_limit_sizes_the_pair_partitions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--memory-limit`` decides the conversation records per partition; the rows stay."""
+    assert local_pairs.rows_per_partition(2**40) > local_pairs.rows_per_partition(2**30)
+    archive = tmp_path / "twitter-stream-2021-01-01.zip"
+    write_synthetic_archive(archive, tweets=3000, layout="zip-2020", seed=2)
+    partitions_built: list[int] = []
+    build_part = local_pairs._Nodes.conversations
+
+    def spy(self: Any, rows: Any, partition: int, partitions: int, counts: Any) -> Any:
+        partitions_built.append(partitions)
+        return build_part(self, rows, partition, partitions, counts)
+
+    monkeypatch.setattr(local_pairs._Nodes, "conversations", spy)
+    monkeypatch.setattr(
+        twitter_pairs,
+        "rows_per_partition",
+        lambda budget: 100 if budget == 300 * 2**20 else 10**9,
+    )
+    releases = []
+    for limit in (None, 300):
+        out = tmp_path / f"release-{limit}"
+        config = TwitterConfig(
+            inputs=(str(archive),), out=str(out), benchmarks=BENCH, memory_limit=limit
+        )
+        releases.append(_fingerprint(build(config)))
+        partitions_built.append(0)
+    first, second = partitions_built.index(0), len(partitions_built) - 1
+    assert set(partitions_built[:first]) == {1}
+    assert min(partitions_built[first + 1 : second]) > 1  # the small budget split them
+    assert releases[0] == releases[1]

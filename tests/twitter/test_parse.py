@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from corpusforge.sources.twitter.parse import LineKind, ParseReason, merge_records, parse_line
+from corpusforge.sources.twitter.parse import (
+    LineKind,
+    ParseReason,
+    _utc_ms,
+    merge_records,
+    parse_line,
+)
 
 USER = {"id": 1, "id_str": "1", "screen_name": "someone"}
 
@@ -225,3 +235,44 @@ def test_merge_prefers_stream_line_then_longer_text_and_fills_links() -> None:
     assert merge_records([own_line, embedded_full]) == merged
     only_embedded = merge_records([_rec("short", True, 1), _rec("longer text", True, 2)])
     assert (only_embedded["text"], only_embedded["embedded_only"]) == ("longer text", True)
+
+
+def _strptime_ms(created: str) -> int | None:
+    try:
+        return int(datetime.strptime(created, "%a %b %d %H:%M:%S %z %Y").timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+def _or_none(created: str) -> int | None:
+    try:
+        return _utc_ms(created)
+    except ValueError:
+        return None
+
+
+_PIECES = {
+    "day": st.sampled_from(["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun", "wed", "Wxd"]),
+    "month": st.sampled_from(["Jan", "Feb", "Mar", "Apr", "Sep", "Dec", "dec", "Xyz"]),
+    "dd": st.sampled_from(["00", "01", "09", "28", "29", "30", "31", "32", " 1", "1", "٣1"]),
+    "time": st.sampled_from(["00:00:00", "23:59:59", "24:00:00", "12:60:00", "12:00:60", "1:2:3"]),
+    "zone": st.sampled_from(["+0000", "-0500", "+0130", "+000", "Z"]),
+    "year": st.sampled_from(["2012", "2016", "1900", "2000", "0000", "0001", "9999", "20 1"]),
+}
+
+
+@given(st.fixed_dictionaries(_PIECES), st.text(max_size=3))
+@settings(max_examples=400)
+def test_created_at_is_read_as_strptime_reads_it(parts: dict[str, str], noise: str) -> None:
+    p = parts
+    created = f"{p['day']} {p['month']} {p['dd']} {p['time']} {p['zone']} {p['year']}"
+    assert _or_none(created) == _strptime_ms(created)
+    assert _or_none(created + noise) == _strptime_ms(created + noise)
+    assert _or_none(noise + created) == _strptime_ms(noise + created)
+
+
+def test_created_at_of_twitter_in_ms() -> None:
+    assert _utc_ms("Wed Oct 10 20:19:24 +0000 2018") == 1539202764000
+    assert _utc_ms("Thu Feb 29 00:00:00 +0000 2024") == 1709164800000
+    with pytest.raises(ValueError):
+        _utc_ms("Thu Feb 30 00:00:00 +0000 2024")

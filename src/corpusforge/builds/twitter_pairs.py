@@ -22,7 +22,8 @@ import apache_beam as beam
 from corpusforge.builds.twitter_extract import choose_engine
 from corpusforge.config.twitter import DATASETS, TwitterConfig
 from corpusforge.jobs import job
-from corpusforge.local.pairs import PairSettings, pair_tweets
+from corpusforge.local.machine import memory_budget
+from corpusforge.local.pairs import PairSettings, pair_tweets, rows_per_partition
 from corpusforge.local.spill import PAIR_SPILL_ROWS
 from corpusforge.release.io import (
     COUNTS,
@@ -86,12 +87,12 @@ def _run_pairs_locally(
     tweet_files: list[str], delete_files: list[str], config: TwitterConfig, staging: str
 ) -> None:
     settings = _pair_settings(config)
-    partitions = config.pair_partitions
     with pair_tweets(
         tweet_files,
         delete_files,
         settings,
-        partitions=partitions,
+        partitions=config.pair_partitions,
+        partition_rows=rows_per_partition(memory_budget(config.memory_limit)),
         workdir=staging,
         spill_rows=PAIR_SPILL_ROWS,
     ) as stage:

@@ -66,6 +66,17 @@ LINK_COLUMNS = ["id", "lang", "reply_to_id", "quote_of_id"]
 BATCH_ROWS = 65_536
 MAX_PARTITIONS = 64  # one bit each in a uint64 mask
 ROWS_PER_PARTITION = 4_000_000
+"""Conversation records per partition when no memory budget is given."""
+BYTES_PER_PARTITION_RECORD = 1_500
+"""Peak memory per conversation record of the partition being built (measured: one partition
+of 194k records took 567 MB, of 729k records 1,252 MB, ``benchmarks/RESULTS.md``)."""
+
+
+def rows_per_partition(memory_budget: int) -> int:
+    """Conversation records per partition so that three quarters of ``memory_budget`` bytes
+    hold the partition being built (the rest: the stage's id arrays and the interpreter)."""
+    return max(50_000, int(memory_budget * 0.75 / BYTES_PER_PARTITION_RECORD))
+
 
 T = TypeVar("T")
 
@@ -334,6 +345,7 @@ def pair_tweets(
     settings: PairSettings,
     *,
     partitions: int = 1,
+    partition_rows: int = ROWS_PER_PARTITION,
     workdir: str | None = None,
     spill_rows: int = PAIR_SPILL_ROWS,
 ) -> PairStage:
@@ -345,7 +357,9 @@ def pair_tweets(
         settings: what the rows depend on.
         partitions: key-space partitions by root id; more partitions hold fewer tweets in
             memory at once and read the extracts more often. The rows are the same. ``0``:
-            one per ``ROWS_PER_PARTITION`` conversation records.
+            one per ``partition_rows`` conversation records.
+        partition_rows: conversation records per partition with ``partitions=0``
+            (:func:`rows_per_partition` of a memory budget).
         workdir: where the spill folder is made (the system's temporary folder if ``None``).
         spill_rows: chosen pairs held in memory before they are spilled to disk.
 
@@ -357,7 +371,11 @@ def pair_tweets(
         raise ValueError(f"partitions must be in [0, {MAX_PARTITIONS}], got {partitions}")
     spill = tempfile.mkdtemp(prefix="corpusforge-pairs-", dir=workdir)
     try:
-        return _pair_stage(tweet_files, delete_files, settings, partitions, spill, spill_rows)
+        if partition_rows < 1:
+            raise ValueError(f"partition_rows must be >= 1, got {partition_rows}")
+        return _pair_stage(
+            tweet_files, delete_files, settings, (partitions, partition_rows), spill, spill_rows
+        )
     except BaseException:
         shutil.rmtree(spill, ignore_errors=True)
         raise
@@ -367,15 +385,16 @@ def _pair_stage(
     tweet_files: Sequence[str],
     delete_files: Sequence[str],
     settings: PairSettings,
-    partitions: int,
+    plan: tuple[int, int],
     spill: str,
     spill_rows: int,
 ) -> PairStage:
     counts: Counter[str] = Counter()
     tweets = _Tweets(tweet_files, settings)
     kept = tweets.count_and_ids(counts)
+    partitions, partition_rows = plan
     if partitions == 0:
-        partitions = min(MAX_PARTITIONS, max(1, -(-tweets.kept_rows // ROWS_PER_PARTITION)))
+        partitions = min(MAX_PARTITIONS, max(1, -(-tweets.kept_rows // partition_rows)))
     log.info("pair stage: %d conversation records, %d partitions", tweets.kept_rows, partitions)
     tweets.plan(partitions)
     nodes = _Nodes(settings, _deleted_ids(delete_files, kept))

@@ -23,6 +23,7 @@ to Parquet as they are. No user id, screen name or user object is carried over.
 
 from __future__ import annotations
 
+import calendar
 import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -225,10 +226,41 @@ def _v1_time(s: Mapping[str, Any]) -> int | None:
     created = s.get("created_at")
     if isinstance(created, str):
         try:
-            return int(datetime.strptime(created, _V1_TIME).timestamp() * 1000)
+            return _utc_ms(created)
         except ValueError:
             return None
     return None
+
+
+_DAYS = frozenset(("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"))
+_MONTHS = {m: i for i, m in enumerate(calendar.month_abbr) if m}
+
+
+def _utc_ms(created: str) -> int:
+    """``created_at`` (``Wed Oct 10 20:19:24 +0000 2018``) in ms since the epoch.
+
+    Twitter's own form (UTC, two-digit day) is read by slicing; anything else goes to
+    ``strptime``, which this equals on every string it reads (``test_parse.py``).
+
+    Raises:
+        ValueError: not a time in ``_V1_TIME``, or not a valid date.
+    """
+    c = created
+    if (
+        len(c) == 30
+        and c[20:26] == "+0000 "
+        and c[3] == c[7] == c[10] == c[19] == " "
+        and c[13] == c[16] == ":"
+        and c[:3] in _DAYS
+        and c[4:7] in _MONTHS
+        and (digits := c[8:10] + c[11:13] + c[14:16] + c[17:19] + c[26:]).isascii()
+        and digits.isdigit()
+    ):
+        moment = datetime(
+            int(c[26:]), _MONTHS[c[4:7]], int(c[8:10]), int(c[11:13]), int(c[14:16]), int(c[17:19])
+        )
+        return calendar.timegm(moment.timetuple()) * 1000
+    return int(datetime.strptime(c, _V1_TIME).timestamp() * 1000)
 
 
 # ---------------------------------------------------------------------------------------
