@@ -36,7 +36,6 @@ import multiprocessing
 import os
 import resource
 import statistics
-import sys
 import tempfile
 import time
 import zipfile
@@ -48,7 +47,7 @@ from typing import Any
 
 import orjson
 
-from corpusforge.local.machine import default_workers
+from corpusforge.local.machine import default_workers, process_context
 
 MONTH_LINES = 140_000_000
 SCALING_QUERIES = 100
@@ -123,8 +122,7 @@ def ceiling(archive: str, share: int = 0, shares: int = 1) -> int:
 def parallel_ceiling(archive: str, workers: int) -> int:
     """:func:`ceiling` on ``workers`` processes, member ``i`` to process ``i % workers``;
     lines seen, once the last process has ended."""
-    ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-    with ctx.Pool(workers) as pool:
+    with process_context().Pool(workers) as pool:
         return sum(pool.starmap(ceiling, [(archive, i, workers) for i in range(workers)]))
 
 

@@ -33,11 +33,9 @@ import dataclasses
 import functools
 import logging
 import math
-import multiprocessing
 import operator
 import os
 import shutil
-import sys
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -47,7 +45,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.ipc
 
-from corpusforge.keys import seeded_hash
+from corpusforge.local.machine import process_context
 from corpusforge.local.shards import FrameShards
 from corpusforge.pairing.candidates import (
     Candidate,
@@ -59,6 +57,7 @@ from corpusforge.pairing.candidates import (
 )
 from corpusforge.pairing.filters import FilterReason
 from corpusforge.schemas import DEAD_LETTER, SchemaRef, arrow_schema
+from corpusforge.sinks.shards import placement
 from corpusforge.sources.opus.records import DeadLetter, RawPair, Skipped
 from corpusforge.sources.paranmt.parse import RawParaphrase
 from corpusforge.text.langid import LanguageIdentifier
@@ -309,7 +308,7 @@ def _table(job: PairJob, kept: list[Candidate]) -> pa.Table:
             c.order[3],
             c.order[4] if len(c.order) > 4 else 0,
             cap_rank(seed, c.dataset, c.group, c.dedup)[0] if capped else 0,
-            seeded_hash(0, "shard", (c.dedup, c.row["anchor"], c.row["positive"])),
+            placement((c.dedup, c.row["anchor"], c.row["positive"])),
         )
         for c in kept
     ]
@@ -345,9 +344,7 @@ def _filtered(
         finally:
             _worker.clear()
         return
-    method = "fork" if sys.platform == "linux" else "spawn"
-    context = multiprocessing.get_context(method)
-    with context.Pool(job.workers, initializer=_start_worker, initargs=(job,)) as pool:
+    with process_context().Pool(job.workers, initializer=_start_worker, initargs=(job,)) as pool:
         pending: deque[Any] = deque()
         for batch in batches:
             pending.append(pool.apply_async(_filter_batch, (batch,)))

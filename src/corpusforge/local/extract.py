@@ -32,11 +32,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-import multiprocessing
 import os
 import queue
 import shutil
-import sys
 import tempfile
 import traceback
 from collections import Counter
@@ -48,11 +46,12 @@ import polars as pl
 import pyarrow as pa
 
 from corpusforge import progress
-from corpusforge.keys import seeded_hash
+from corpusforge.local.machine import process_context
 from corpusforge.local.shards import FrameShards
 from corpusforge.local.spill import PartitionWriter, read_partition
 from corpusforge.release.io import COUNTS, FILES, ensure_dir, file_list, join, write_json
 from corpusforge.schemas import DEAD_LETTER, DELETE, TWEET, arrow_schema
+from corpusforge.sinks.shards import placement
 from corpusforge.sources.twitter.archive import MemberRef, ReadLimits, archive_name
 from corpusforge.sources.twitter.read import ReadOutput, Tally, list_archive, read_member
 
@@ -189,9 +188,14 @@ class _Spill:
 
     def __init__(self, job: ExtractJob, writer: int) -> None:
         self._job = job
-        self._tweets = arrow_schema(TWEET).append(_SEQ).append(_PLACE)
-        self._deletes = arrow_schema(DELETE).append(_SEQ).append(_PLACE)
-        self._dead = arrow_schema(DEAD_LETTER).append(_SEQ).append(_PLACE)
+        self._schemas = {
+            output: arrow_schema(ref).append(_SEQ).append(_PLACE)
+            for output, ref in (
+                (ReadOutput.RECORD, TWEET),
+                (ReadOutput.DELETE, DELETE),
+                (ReadOutput.DEAD, DEAD_LETTER),
+            )
+        }
         self._out = {
             ReadOutput.RECORD: PartitionWriter(job.spill, "records", writer, job.partitions, "id"),
             ReadOutput.DELETE: PartitionWriter(job.spill, "deletes", writer, job.partitions, "id"),
@@ -207,7 +211,7 @@ class _Spill:
             self._keys.append(key)
         else:
             key = self._job.tweet_key(row)
-        row["_place"] = seeded_hash(0, "shard", key)
+        row["_place"] = placement(key)
         rows = self._rows[output]
         rows.append(row)
         if len(rows) >= BATCH_ROWS:
@@ -217,12 +221,8 @@ class _Spill:
         rows = self._rows[output]
         if not rows:
             return
-        if output is ReadOutput.RECORD:
-            table = pa.Table.from_pylist(rows, schema=self._tweets)
-        elif output is ReadOutput.DELETE:
-            table = pa.Table.from_pylist(rows, schema=self._deletes)
-        else:
-            table = pa.Table.from_pylist(rows, schema=self._dead)
+        table = pa.Table.from_pylist(rows, schema=self._schemas[output])
+        if output is ReadOutput.DEAD:
             for i, values in enumerate(zip(*self._keys, strict=True)):
                 table = table.append_column(f"_k{i}", pa.array(values))
             self._keys = []
@@ -251,10 +251,6 @@ def _read_members(
         spill.close()
 
 
-def _mp_context() -> Any:
-    return multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-
-
 def _pool_read(
     job: ExtractJob, workers: int, members: list[tuple[int, MemberRef]]
 ) -> Iterator[_MemberRead]:
@@ -263,7 +259,7 @@ def _pool_read(
     A worker that raises sends its traceback and the read fails with it; one that dies
     without a word (killed, out of memory) fails the read too, never hangs it.
     """
-    context = _mp_context()
+    context = process_context()
     tasks = context.Queue()
     results = context.Queue()
     for item in members:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import sys
+from typing import Any
 
 MIB = 2**20
 
@@ -28,3 +31,9 @@ def memory_budget(memory_limit_mib: int | None) -> int:
     if memory_limit_mib:
         return memory_limit_mib * MIB
     return physical_memory() // 2
+
+
+def process_context() -> Any:
+    """The ``multiprocessing`` context of the local engines' workers: ``fork`` on Linux (the
+    workers inherit what the parent loaded), ``spawn`` elsewhere."""
+    return multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")

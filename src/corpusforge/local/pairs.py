@@ -369,12 +369,12 @@ def pair_tweets(
     """
     if not 0 <= partitions <= MAX_PARTITIONS:
         raise ValueError(f"partitions must be in [0, {MAX_PARTITIONS}], got {partitions}")
+    if partition_rows < 1:
+        raise ValueError(f"partition_rows must be >= 1, got {partition_rows}")
     spill = tempfile.mkdtemp(prefix="corpusforge-pairs-", dir=workdir)
     try:
-        if partition_rows < 1:
-            raise ValueError(f"partition_rows must be >= 1, got {partition_rows}")
         return _pair_stage(
-            tweet_files, delete_files, settings, (partitions, partition_rows), spill, spill_rows
+            tweet_files, delete_files, settings, partitions, partition_rows, spill, spill_rows
         )
     except BaseException:
         shutil.rmtree(spill, ignore_errors=True)
@@ -385,14 +385,14 @@ def _pair_stage(
     tweet_files: Sequence[str],
     delete_files: Sequence[str],
     settings: PairSettings,
-    plan: tuple[int, int],
+    partitions: int,
+    partition_rows: int,
     spill: str,
     spill_rows: int,
 ) -> PairStage:
     counts: Counter[str] = Counter()
     tweets = _Tweets(tweet_files, settings)
     kept = tweets.count_and_ids(counts)
-    partitions, partition_rows = plan
     if partitions == 0:
         partitions = min(MAX_PARTITIONS, max(1, -(-tweets.kept_rows // partition_rows)))
     log.info("pair stage: %d conversation records, %d partitions", tweets.kept_rows, partitions)

@@ -34,9 +34,14 @@ def shard_count(rows: int, rows_per_shard: int) -> int:
     return max(1, math.ceil(rows / rows_per_shard))
 
 
+def placement(key: Any) -> int:
+    """The hash that places a row whose sort key is ``key`` (in every shard count)."""
+    return seeded_hash(0, "shard", key)
+
+
 def shard_of(key: Any, num_shards: int) -> int:
     """The shard of a row whose sort key is ``key``: a hash, so no order is involved."""
-    return seeded_hash(0, "shard", key) % num_shards
+    return placement(key) % num_shards
 
 
 def parquet_bytes(table: pa.Table) -> bytes:
