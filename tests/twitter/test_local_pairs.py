@@ -105,18 +105,20 @@ def test_same_release_with_every_tweet_in_two_archives(tmp_path: Path) -> None:
     assert counts["records_in_conversations"] == 2 * counts["tweets_distinct"] > 0
 
 
-@pytest.mark.slow  # spills every few rows; ShardedWriter and PairRows spill in the default run
+@pytest.mark.slow  # spills every few rows; PairRows spills in the default run
 @pytest.mark.parametrize("options", [{}, {"pairs_per_dataset": 25}])
 def test_same_release_when_pairs_and_shards_go_through_disk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: dict[str, Any]
 ) -> None:
     """Chosen pairs and shard rows spilled every few rows: duplicates met across run files
-    (every text is in two archives), sampling over spilled groups, shards split from runs."""
+    (every text is in two archives), sampling over spilled groups, shards written from frames
+    of a few rows."""
     first = tmp_path / "twitter-stream-2021-01-01.zip"
     write_synthetic_archive(first, tweets=3000, layout="zip-2020", seed=4)
     second = tmp_path / "twitter-stream-2021-01-02.zip"
     shutil.copy(first, second)
     monkeypatch.setattr(twitter_pairs, "PAIR_SPILL_ROWS", 7)
+    monkeypatch.setattr(twitter_pairs, "PAIR_FRAME_ROWS", 7)
     spilled: list[str] = []
     real_dump = pickle.dump
     monkeypatch.setattr(
@@ -131,7 +133,6 @@ def test_same_release_when_pairs_and_shards_go_through_disk(
     )
     manifest = _engines_agree(config, partitions=(1, 3))
     assert any("/pairs-" in name for name in spilled)  # chosen pairs went through disk
-    assert any("-shard" in name for name in spilled)  # and so did rows on their way to shards
     assert not list((tmp_path / "release").glob("_staging*"))
     assert sum(d["rows"] for d in manifest["datasets"].values()) > 0
 

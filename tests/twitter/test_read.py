@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import bz2
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -137,3 +139,30 @@ def test_rules_and_the_local_engine_import_neither_beam_nor_the_transforms() -> 
         if name.split(".")[0] == "apache_beam" or name.startswith("corpusforge.transforms")
     ]
     assert offenders == []
+
+
+LOCAL_BUILD = """
+import sys
+from corpusforge.builds.twitter import build
+from corpusforge.config.twitter import TwitterConfig
+from corpusforge.synth.twitter import write_synthetic_archive
+
+archive = sys.argv[1] + "/twitter-stream-2021-01-01.zip"
+write_synthetic_archive(archive, tweets=300, layout="zip-2020", seed=1)
+build(TwitterConfig(inputs=(archive,), out=sys.argv[1] + "/release"))
+print(sorted({m.split(".")[0] for m in sys.modules} & {"apache_beam", "torch"}))
+"""
+
+
+def test_a_local_twitter_build_never_imports_beam(tmp_path: Path) -> None:
+    """Importing Beam takes about a second: a build on the local engine, start to publish,
+    must not pay it (paths are handled without Beam's ``FileSystems`` unless they are URIs)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", LOCAL_BUILD, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    assert (tmp_path / "release" / "manifest.json").exists()
+    assert proc.stdout.splitlines()[-1] == "[]", proc.stderr[-2000:]

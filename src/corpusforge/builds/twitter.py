@@ -35,9 +35,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions
-
 from corpusforge import progress
 from corpusforge.builds.twitter_extract import (
     InputArchive,
@@ -46,6 +43,7 @@ from corpusforge.builds.twitter_extract import (
     extract_is_complete,
     read_extract_files,
     run_extract,
+    runner_of,
 )
 from corpusforge.builds.twitter_pairs import run_pairs
 from corpusforge.config.twitter import DATASETS, TwitterConfig
@@ -64,6 +62,7 @@ from corpusforge.release.io import (
     InputError,
     delete_tree,
     ensure_dir,
+    exists,
     expand_inputs,
     join,
     read_json,
@@ -82,7 +81,7 @@ from corpusforge.schemas import (
     SchemaRef,
     arrow_schema,
 )
-from corpusforge.sinks.parquet import write_rows
+from corpusforge.sinks.shards import write_rows
 
 log = logging.getLogger(__name__)
 
@@ -166,9 +165,7 @@ def _build_into(
     delete_tree(staging)
     progress.stage("pairs")
     run_pairs(tweet_files, delete_files, config, beam_args, staging)
-    pair_counts = (
-        read_json(join(staging, COUNTS)) if FileSystems.exists(join(staging, COUNTS)) else {}
-    )
+    pair_counts = read_json(join(staging, COUNTS)) if exists(join(staging, COUNTS)) else {}
     progress.stage("publish")
     pair_files = _publish(config, staging)
     delete_tree(staging)
@@ -284,13 +281,12 @@ def _manifest(
         b["shortfall"] = max(0, config.benchmarks.queries - b["rows"])
     active = benchmarks if config.benchmarks.queries > 0 else {}
     accounting = twitter_accounting(counts, datasets, files, active)
-    options = PipelineOptions(beam_args).get_all_options(drop_default=True)
     manifest = assemble(
         kind=TWITTER_KIND,
         software=software_versions(),
         schemas=(TWEET, DELETE, DEAD_LETTER, PAIR, BENCHMARK),
         config=release_config(config.to_json()),
-        runner=str(options.get("runner") or "FnApiRunner"),
+        runner=runner_of(beam_args),
         inputs=[a.to_json() for a in archives],
         files=files,
         datasets=datasets,
@@ -311,7 +307,7 @@ def _publish(config: TwitterConfig, staging: str) -> list[dict[str, Any]]:
     Every dataset (and ``all``) has at least one shard and every benchmark a file, so a
     reader always finds the schema, even where no row qualified.
     """
-    staged = read_json(join(staging, FILES)) if FileSystems.exists(join(staging, FILES)) else []
+    staged = read_json(join(staging, FILES)) if exists(join(staging, FILES)) else []
     published = place_staged(staged, staging, config.out, (layout.PAIRS, layout.BENCHMARKS))
     present = {relative(i["path"], config.out).rsplit("/", 1)[0] for i in published}
     present |= {relative(i["path"], config.out) for i in published}

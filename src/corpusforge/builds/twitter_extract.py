@@ -15,39 +15,29 @@ driver is :mod:`corpusforge.builds.twitter`.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import apache_beam as beam
-from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
-
 from corpusforge.config.twitter import TwitterConfig
-from corpusforge.jobs import job
 from corpusforge.local.extract import extract_archive, partition_bytes
 from corpusforge.local.machine import default_workers, memory_budget
-from corpusforge.release.deadletter import WriteDeadLetters, extract_dead_letter_key
+from corpusforge.release.deadletter import extract_dead_letter_key
 from corpusforge.release.io import (
     COUNTS,
     FILES,
-    WriteJsonPerKeyFn,
     delete_tree,
+    exists,
     file_digest,
-    file_list,
     join,
-    pipeline_options,
     read_json,
     write_json,
 )
 from corpusforge.release.layout import DEAD_LETTERS, TWEETS, folder_name
 from corpusforge.schemas import DEAD_LETTER, DELETE, TWEET
-from corpusforge.sinks.parquet import WriteParquetShards
 from corpusforge.sources.twitter.archive import archive_name
-from corpusforge.transforms.twitter import ExtractedTweets
 
 EXTRACT_VERSION = 2
 """Bump when extraction output changes for the same input: old extracts are then rebuilt."""
@@ -124,44 +114,12 @@ def run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list
             )
             write_json(join(folder, _SUCCESS), a.to_json())
         return
-    with job(pipeline_options(beam_args)) as p:
-        ex = (
-            p
-            | "Archives" >> beam.Create(sorted(tweet_dirs))
-            | "Extract" >> ExtractedTweets(tweet_dirs, config.limits)
-        )
-        tweet_files = (
-            ex["tweets"]
-            | "TweetDest" >> beam.Map(lambda kv: (join(kv[0], "tweets"), kv[1]))
-            | "WriteTweets" >> WriteParquetShards(TWEET, _tweet_key, config.rows_per_shard)
-        )
-        delete_files = (
-            ex["deletes"]
-            | "DeleteDest" >> beam.Map(lambda kv: (join(kv[0], "deletes"), kv[1]))
-            | "WriteDeletes" >> WriteParquetShards(DELETE, _tweet_key, config.rows_per_shard)
-        )
-        dead_files = (
-            ex["dead"]
-            | "DeadDest" >> beam.Map(lambda kv, d: (d[kv[0]], kv[1]), dead_dirs)
-            | "WriteDead" >> WriteDeadLetters(config.rows_per_shard, extract_dead_letter_key)
-        )
-        (
-            (tweet_files, delete_files, dead_files)
-            | "AllFiles" >> beam.Flatten()
-            | "FilesByExtract" >> beam.Map(_extract_of, list(dead_dirs.items()))
-            | "GroupFiles" >> beam.GroupByKey()
-            | "WriteFileLists"
-            >> beam.ParDo(WriteJsonPerKeyFn(FILES, functools.partial(file_list, root=config.out)))
-        )
-        (
-            ex["counts"]
-            | "CountsByExtract" >> beam.Map(lambda kv: (kv[0][0], (kv[0][1], kv[1])))
-            | "GroupCounts" >> beam.GroupByKey()
-            | "WriteCounts" >> beam.ParDo(WriteJsonPerKeyFn(COUNTS, lambda kvs: dict(sorted(kvs))))
-        )
+    from corpusforge.builds.twitter_beam import extract_on_beam
+
+    extract_on_beam(tweet_dirs, dead_dirs, config, beam_args, _tweet_key)
     for a in todo:
         folder = tweet_dirs[a.uri]
-        if not FileSystems.exists(join(folder, FILES)):
+        if not exists(join(folder, FILES)):
             write_json(join(folder, FILES), [])
         write_json(join(folder, _SUCCESS), a.to_json())
 
@@ -183,31 +141,27 @@ def extract_batches(todo: list[InputArchive], beam_args: list[str]) -> list[list
     """
     if not todo:
         return []
-    runner = PipelineOptions(beam_args).get_all_options().get("runner") or "FnApiRunner"
-    if str(runner).rsplit(".", 1)[-1] in IN_PROCESS_RUNNERS:
+    if str(runner_of(beam_args)).rsplit(".", 1)[-1] in IN_PROCESS_RUNNERS:
         return [[archive] for archive in todo]
     return [todo]
+
+
+def runner_of(beam_args: list[str]) -> str:
+    """The runner ``beam_args`` name, as given; ``FnApiRunner`` (in process) if none."""
+    if not beam_args:
+        return "FnApiRunner"
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    return str(PipelineOptions(beam_args).get_all_options().get("runner") or "FnApiRunner")
 
 
 def _tweet_key(row: Mapping[str, Any]) -> int:
     return int(row["id"])
 
 
-def _extract_of(
-    info: dict[str, Any], dead_dirs: list[tuple[str, str]]
-) -> tuple[str, dict[str, Any]]:
-    path = info["path"]
-    for tweet_dir, dead_dir in dead_dirs:
-        if path.startswith(tweet_dir.rstrip("/") + "/") or path.startswith(
-            dead_dir.rstrip("/") + "/"
-        ):
-            return tweet_dir, info
-    raise ValueError(f"file {path} is outside every extract folder")
-
-
 def extract_is_complete(folder: str) -> bool:
     """Whether an extract folder was finished (a killed run's leftover is not)."""
-    return all(FileSystems.exists(join(folder, n)) for n in (_SUCCESS, FILES, COUNTS))
+    return all(exists(join(folder, n)) for n in (_SUCCESS, FILES, COUNTS))
 
 
 def read_extract_files(root: str, archive: InputArchive) -> list[dict[str, Any]]:
@@ -237,7 +191,11 @@ def choose_engine(choice: str, paths: Iterable[str], beam_args: list[str]) -> st
     if choice != "auto":
         return choice
     named_runner = any(a == "--runner" or a.startswith("--runner=") for a in beam_args)
-    workers = PipelineOptions(beam_args).view_as(DirectOptions).direct_num_workers
+    workers = None
+    if beam_args:  # Beam parses them (importing Beam takes about a second)
+        from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
+
+        workers = PipelineOptions(beam_args).view_as(DirectOptions).direct_num_workers
     remote = any("://" in path for path in paths)
     return "beam" if named_runner or (workers or 1) > 1 or remote else "local"
 

@@ -14,35 +14,34 @@ process (the local engine, :mod:`corpusforge.local.pairs`) or as a Beam pipeline
 from __future__ import annotations
 
 import functools
+import itertools
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import apache_beam as beam
+import polars as pl
+import pyarrow as pa
 
 from corpusforge.builds.twitter_extract import choose_engine
 from corpusforge.config.twitter import DATASETS, TwitterConfig
-from corpusforge.jobs import job
 from corpusforge.local.machine import memory_budget
 from corpusforge.local.pairs import PairSettings, pair_tweets, rows_per_partition
+from corpusforge.local.shards import FrameShards
 from corpusforge.local.spill import PAIR_SPILL_ROWS
 from corpusforge.release.io import (
     COUNTS,
     FILES,
-    WriteJsonPerKeyFn,
     ensure_dir,
     file_list,
     join,
-    pipeline_options,
-    read_parquet,
     write_json,
 )
 from corpusforge.release.layout import BENCHMARKS, PAIRS, benchmark_file
 from corpusforge.schemas import BENCHMARK, PAIR, arrow_schema
-from corpusforge.sinks.parquet import ShardedWriter, WriteParquetShards, write_rows
+from corpusforge.sinks.shards import write_rows
 from corpusforge.sources.twitter.archive import archive_name
 from corpusforge.text.clean import clean_text
 from corpusforge.text.decontam import Decontaminator
-from corpusforge.transforms.twitter import TwitterPairs
 
 
 def pair_engine(config: TwitterConfig, beam_args: list[str]) -> str:
@@ -96,14 +95,19 @@ def _run_pairs_locally(
         workdir=staging,
         spill_rows=PAIR_SPILL_ROWS,
     ) as stage:
-        writer = ShardedWriter(
-            PAIR, _pair_key, config.rows_per_shard, spill=stage.spill, buffer_rows=PAIR_SPILL_ROWS
-        )
+        shards = os.path.join(stage.spill, "shards")
+        os.makedirs(shards)
+        writer = FrameShards(PAIR, list(PAIR_SORT), config.rows_per_shard, shards)
         for dest in ("all", *DATASETS):
             ensure_dir(join(staging, PAIRS, dest))
-        for row in stage.pairs:
-            writer.add(join(staging, PAIRS, row["dataset"]), row)
-            writer.add(join(staging, PAIRS, "all"), row)
+        schema = arrow_schema(PAIR)
+        pairs = iter(stage.pairs)
+        while rows := list(itertools.islice(pairs, PAIR_FRAME_ROWS)):
+            frame = pl.from_arrow(pa.Table.from_pylist(rows, schema=schema))
+            assert isinstance(frame, pl.DataFrame)
+            writer.add(join(staging, PAIRS, "all"), frame)
+            for (dataset,), part in frame.partition_by("dataset", as_dict=True).items():
+                writer.add(join(staging, PAIRS, str(dataset)), part)
         files = writer.close()
     for bench, rows in sorted(stage.benchmarks.items()):
         ensure_dir(join(staging, BENCHMARKS))
@@ -119,52 +123,18 @@ def _run_pairs_on_beam(
     beam_args: list[str],
     staging: str,
 ) -> None:
-    settings = _pair_settings(config)
-    with job(pipeline_options(beam_args)) as p:
-        tweets = read_parquet(p, "Tweets", tweet_files)
-        links = read_parquet(p, "Links", tweet_files, ["lang", "reply_to_id", "quote_of_id"])
-        deletes = read_parquet(p, "Deletes", delete_files, ["id"])
-        inputs = {"tweets": tweets, "links": links, "deletes": deletes}
-        result = inputs | "Pairs" >> TwitterPairs(
-            settings.profile,
-            settings.min_chars,
-            settings.langs,
-            settings.seed,
-            benchmarks=settings.benchmarks,
-            pairs_per_dataset=settings.pairs_per_dataset,
-            decontaminator=settings.decontaminator,
-            lid_model=settings.lid_model,
-        )
-        pair_files = (
-            result["pairs"]
-            | "PairDest"
-            >> beam.FlatMap(
-                lambda r: [
-                    (join(staging, PAIRS, r["dataset"]), r),
-                    (join(staging, PAIRS, "all"), r),
-                ]
-            )
-            | "WritePairs" >> WriteParquetShards(PAIR, _pair_key, config.rows_per_shard)
-        )
-        bench_files = (
-            result["benchmarks"]
-            | "GroupBenchmark" >> beam.GroupByKey()
-            | "WriteBenchmark" >> beam.Map(_write_benchmark, staging)
-        )
-        (
-            (pair_files, bench_files)
-            | "StagedFiles" >> beam.Flatten()
-            | "OneFileList" >> beam.Map(lambda info: (staging, info))
-            | "GroupPairFiles" >> beam.GroupByKey()
-            | "WritePairFileList" >> beam.ParDo(WriteJsonPerKeyFn(FILES, file_list))
-        )
-        (
-            result["counts"]
-            | "OneCounts" >> beam.Map(lambda kv: (staging, kv))
-            | "GroupPairCounts" >> beam.GroupByKey()
-            | "WritePairCounts"
-            >> beam.ParDo(WriteJsonPerKeyFn(COUNTS, lambda kvs: dict(sorted(kvs))))
-        )
+    from corpusforge.builds.twitter_beam import pairs_on_beam
+
+    pairs_on_beam(
+        tweet_files,
+        delete_files,
+        _pair_settings(config),
+        config,
+        beam_args,
+        staging,
+        pair_key=_pair_key,
+        write_benchmark=_write_benchmark,
+    )
 
 
 def _decontaminator(config: TwitterConfig) -> Decontaminator | None:
@@ -186,6 +156,13 @@ def _write_benchmark(element: tuple[str, Iterable[dict[str, Any]]], staging: str
     return write_rows(join(staging, benchmark_file(bench)), ordered, arrow_schema(BENCHMARK))
 
 
+PAIR_SORT = ("anchor_id", "positive_id", "dataset")
+"""Orders a pair shard's rows and places them; unique within ``all`` too: a tweet replying to
+and quoting one root is in qt and rp."""
+PAIR_FRAME_ROWS = 50_000
+"""Chosen pairs made into one frame for the shard writer."""
+
+
 def _pair_key(row: Mapping[str, Any]) -> tuple[int, int, str]:
-    """Unique within ``all`` too: a tweet replying to and quoting one root is in qt and rp."""
+    """:data:`PAIR_SORT`'s values, as the Beam sink takes them."""
     return int(row["anchor_id"]), int(row["positive_id"]), row["dataset"]

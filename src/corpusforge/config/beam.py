@@ -130,6 +130,11 @@ class ParanmtPairsOptions(PipelineFlags):
         return self.validated(ParaphraseConfig)
 
 
+def pipeline_options(beam_args: list[str]) -> PipelineOptions:
+    """The options a build's Beam flags give, with :func:`with_default_runner`'s defaults."""
+    return with_default_runner(PipelineOptions(beam_args))
+
+
 def with_default_runner(options: PipelineOptions) -> PipelineOptions:
     """Pin Beam's in-process runner when no ``--runner`` was given; point Prism at its binary.
 

@@ -14,7 +14,6 @@ shard at a time (``rows_per_shard`` rows), or one batch of a destination while i
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -25,7 +24,7 @@ import pyarrow as pa
 import pyarrow.ipc
 
 from corpusforge.schemas import SchemaRef, arrow_schema
-from corpusforge.sinks.shards import parquet_bytes, shard_count, shard_name, shard_of
+from corpusforge.sinks.shards import shard_count, shard_name, shard_of, write_table
 
 SortKey = Callable[[tuple[Any, ...]], Any]
 KEY_ROWS = 50_000
@@ -146,15 +145,4 @@ class FrameShards:
             [table.column(i).cast(f.type).combine_chunks() for i, f in enumerate(self._schema)],
             schema=self._schema,
         )
-        data = parquet_bytes(table)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.tmp"
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-        return {
-            "path": path,
-            "rows": frame.height,
-            "bytes": len(data),
-            "sha256": hashlib.sha256(data).hexdigest(),
-        }
+        return write_table(path, table)

@@ -2,19 +2,19 @@
 
 Every record a build cannot read becomes one row of ``schemas/dead_letter.v1`` with its reason
 and origin (archive or file, member, line); the rows are sharded and ordered by a stable key,
-so a rerun writes the same bytes on any runner, and a release always holds at least one
+so a rerun writes the same bytes on any runner (the Beam sink is
+:class:`corpusforge.sinks.parquet.WriteDeadLetters`), and a release always holds at least one
 dead-letter file, empty if need be, so a reader finds the schema.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from corpusforge.release.layout import DEAD_LETTERS
 from corpusforge.release.staging import empty_shard
 from corpusforge.schemas import DEAD_LETTER
-from corpusforge.sinks.parquet import WriteParquetShards
 
 
 def _origin(row: Mapping[str, Any]) -> tuple[str, str, int, str, str]:
@@ -39,20 +39,6 @@ def extract_dead_letter_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
     shards (without the excerpt, as extracts have always been written, so that extracts and
     releases keep their bytes)."""
     return _origin(row)
-
-
-class WriteDeadLetters(WriteParquetShards):
-    """``(folder, dead-letter row)`` -> ShardInfo dicts of ``schemas/dead_letter.v1`` shards.
-
-    Args:
-        rows_per_shard: target rows per Parquet shard.
-        key: a row's sort key (:func:`dead_letter_key`, :func:`extract_dead_letter_key`).
-    """
-
-    def __init__(
-        self, rows_per_shard: int, key: Callable[[Mapping[str, Any]], Any] = dead_letter_key
-    ) -> None:
-        super().__init__(DEAD_LETTER, key, rows_per_shard)
 
 
 def empty_dead_letters(root: str) -> dict[str, Any]:

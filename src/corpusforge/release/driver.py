@@ -23,14 +23,13 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.runners.runner import PipelineResult
 
-from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions
+from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions, pipeline_options
 from corpusforge.jobs import JobFailed, wait
 from corpusforge.release.accounting import AccountingError
-from corpusforge.release.io import InputError, join, pipeline_options, read_json
+from corpusforge.release.io import InputError, delete, exists, join, read_json
 from corpusforge.release.layout import MANIFEST_NAME, NOTHING_READ, UNBALANCED
 from corpusforge.release.publish import ReleaseStore, open_store
 from corpusforge.transforms.bitext import LID_NAMESPACE
@@ -93,7 +92,7 @@ def finish(
     # an object store's release is read back from the local copy of what it published
     path = join(getattr(store, "published", out), MANIFEST_NAME)
     raise_noted(store)
-    if not FileSystems.exists(path):
+    if not exists(path):
         return None
     stats = lid_throughput(result)
     if stats and stats["pairs"]:
@@ -117,12 +116,12 @@ def raise_noted(store: ReleaseStore) -> None:
         AccountingError: the accounting does not balance (``_unbalanced.json``).
     """
     note = join(store.draft, NOTHING_READ)
-    if FileSystems.exists(note):
+    if exists(note):
         what = _nothing_read(note)
         store.abandon()
         raise InputError(f"no input yielded a pair, nothing published: {what}")
     unbalanced = join(store.draft, UNBALANCED)
-    if FileSystems.exists(unbalanced):
+    if exists(unbalanced):
         error = read_json(unbalanced)["error"]
         store.abandon()
         raise AccountingError(error)
@@ -131,7 +130,7 @@ def raise_noted(store: ReleaseStore) -> None:
 def _nothing_read(note: str) -> str:
     """What the inputs yielded, from the note :func:`publish_release` left: one line."""
     doc = read_json(note)
-    FileSystems.delete([note])
+    delete([note])
     counts = doc["counts"]
     reasons = ", ".join(f"{k} {v}" for k, v in counts["dead_letter_reasons"].items())
     what = (

@@ -1,9 +1,11 @@
-"""Release I/O shared by every build: inputs, paths and URIs, JSON side files.
+"""Release I/O shared by every build: inputs, paths and URIs, atomic files, JSON side files.
 
-Everything goes through Beam's ``FileSystems``, so a release directory may be a local path
-or a ``gs://`` / ``s3://`` URI; small JSON side files are written atomically. A release
-records no machine path: file lists hold paths relative to the release, and the manifest
-names inputs and model files by file name (:func:`release_config`).
+A path may be local or a ``gs://`` / ``s3://`` URI. Local paths are handled with ``os`` and
+``shutil``; a URI goes through Beam's ``FileSystems``, imported on its first use, so a build
+on this machine never imports Beam. Every Parquet shard and JSON side file lands through
+:func:`write_file_atomically` (a temporary name, then a rename). A release records no machine
+path: file lists hold paths relative to the release, and the manifest names inputs and model
+files by file name (:func:`release_config`).
 """
 
 from __future__ import annotations
@@ -14,19 +16,16 @@ import logging
 import os
 import platform
 import re
+import shutil
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from importlib import metadata
-from typing import Any
-
-import apache_beam as beam
-from apache_beam.io.filesystems import FileSystems
-from apache_beam.io.parquetio import ReadAllFromParquet
-from apache_beam.options.pipeline_options import PipelineOptions
+from typing import TYPE_CHECKING, Any
 
 import corpusforge
-from corpusforge.config.beam import with_default_runner
-from corpusforge.sinks.parquet import write_file_atomically
+
+if TYPE_CHECKING:
+    from apache_beam.io.filesystems import FileSystems
 
 log = logging.getLogger(__name__)
 
@@ -104,10 +103,10 @@ def expand_inputs(patterns: Iterable[str], *, exclude: Iterable[str] = ()) -> li
 def _expand_uri(pattern: str) -> list[str]:
     if pattern.startswith(("http://", "https://")):
         return [pattern]
-    if FileSystems.exists(pattern):
+    if _filesystems().exists(pattern):
         return [pattern]
     if _GLOB.search(pattern):
-        matched = [m.path for m in FileSystems.match([pattern])[0].metadata_list]
+        matched = [m.path for m in _filesystems().match([pattern])[0].metadata_list]
         if matched:
             return matched
         raise InputError(f"input {pattern}: matched no file")
@@ -164,12 +163,100 @@ def release_config(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+def is_uri(path: str) -> bool:
+    return "://" in path
+
+
+_flags: dict[str, Any] = {"args": [], "applied": False}
+
+
+def use_filesystem_flags(beam_args: list[str]) -> None:
+    """The flags (``--s3_*``, …) Beam's ``FileSystems`` get; with none, they get them when
+    a URI is first used, so a local build never imports Beam."""
+    _flags.update(args=list(beam_args), applied=False)
+    if beam_args:
+        _filesystems()
+
+
+def _filesystems() -> type[FileSystems]:
+    """Beam's ``FileSystems``, for URIs only (importing Beam takes about a second), given the
+    build's flags (without them an ``s3://`` path fails with "Must provide one of client or
+    options")."""
+    from apache_beam.io.filesystems import FileSystems
+
+    if not _flags["applied"]:
+        from apache_beam.options.pipeline_options import PipelineOptions
+
+        FileSystems.set_options(PipelineOptions(_flags["args"]))
+        _flags["applied"] = True
+    return FileSystems
+
+
 def join(*parts: str) -> str:
-    return FileSystems.join(*parts)
+    return _filesystems().join(*parts) if is_uri(parts[0]) else os.path.join(*parts)
+
+
+def exists(path: str) -> bool:
+    return _filesystems().exists(path) if is_uri(path) else os.path.exists(path)
+
+
+def delete(paths: list[str]) -> None:
+    """Delete files and folders (a folder with everything in it); each must exist."""
+    remote = [p for p in paths if is_uri(p)]
+    if remote:
+        _filesystems().delete(remote)
+    for path in paths:
+        if is_uri(path):
+            continue
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.remove(path)
+
+
+def rename(source: str, target: str) -> None:
+    """Move a file; ``target`` must not exist on object stores."""
+    if is_uri(source) or is_uri(target):
+        _filesystems().rename([source], [target])
+    else:
+        os.replace(source, target)
+
+
+def files_under(folder: str) -> list[str]:
+    """Every file below ``folder``, at any depth; none if it does not exist."""
+    if is_uri(folder):
+        if not exists(folder):
+            return []
+        fs = _filesystems()
+        return [m.path for m in fs.match([join(folder, "**")])[0].metadata_list]
+    return [os.path.join(root, f) for root, _, names in os.walk(folder) for f in names]
+
+
+def write_file_atomically(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` (local or URI) through a temporary name and a rename; a
+    local file's folder is made if it is missing."""
+    tmp = f"{path}.tmp"
+    if is_uri(path):
+        from apache_beam.io.filesystem import CompressionTypes
+
+        fs = _filesystems()
+        with fs.create(tmp, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            f.write(data)
+        if fs.exists(path):
+            fs.delete([path])
+        fs.rename([tmp], [path])
+        return
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
 
 
 def read_json(path: str) -> Any:
-    with FileSystems.open(path) as f:
+    if is_uri(path):
+        with _filesystems().open(path) as f:
+            return json.loads(f.read().decode("utf-8"))
+    with open(path, "rb") as f:
         return json.loads(f.read().decode("utf-8"))
 
 
@@ -180,31 +267,18 @@ def write_json(path: str, doc: Any) -> None:
 
 def delete_tree(path: str) -> None:
     if path.startswith("s3://"):  # no folders on S3: every key under the prefix goes
-        FileSystems.delete([path.rstrip("/") + "/"])
+        _filesystems().delete([path.rstrip("/") + "/"])
         return
-    if FileSystems.exists(path):
-        FileSystems.delete([path])
+    if exists(path):
+        delete([path])
 
 
 def ensure_dir(path: str) -> None:
-    if not FileSystems.exists(path):
-        FileSystems.mkdirs(path)
-
-
-def pipeline_options(beam_args: list[str]) -> PipelineOptions:
-    return with_default_runner(PipelineOptions(beam_args))
-
-
-class WriteJsonPerKeyFn(beam.DoFn):
-    """(folder, items) -> folder/<name>, with items turned into a JSON document."""
-
-    def __init__(self, name: str, to_doc: Callable[[Iterable[Any]], Any]) -> None:
-        self._name = name
-        self._to_doc = to_doc
-
-    def process(self, element: tuple[str, Iterable[Any]]) -> None:
-        folder, items = element
-        write_json(join(folder, self._name), self._to_doc(items))
+    if is_uri(path):
+        if not exists(path):
+            _filesystems().mkdirs(path)
+    else:
+        os.makedirs(path, exist_ok=True)
 
 
 def file_list(infos: Iterable[dict[str, Any]], root: str | None = None) -> list[dict[str, Any]]:
@@ -212,16 +286,6 @@ def file_list(infos: Iterable[dict[str, Any]], root: str | None = None) -> list[
     if root is not None:
         infos = [{**i, "path": relative(i["path"], root)} for i in infos]
     return sorted(infos, key=lambda i: i["path"])
-
-
-def read_parquet(
-    p: beam.Pipeline, label: str, files: list[str], columns: list[str] | None = None
-) -> beam.PCollection:
-    """Rows (dicts) of ``files``, or only ``columns`` of them; empty when there are none."""
-    paths = p | f"{label}Files" >> beam.Create(files)
-    if not files:
-        return paths
-    return paths | f"Read{label}" >> ReadAllFromParquet(columns=columns)
 
 
 def relative(path: str, root: str) -> str:

@@ -23,12 +23,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
-from apache_beam.io.filesystems import FileSystems
 
 from corpusforge.release.accounting import AccountingError, pair_accounting
-from corpusforge.release.deadletter import WriteDeadLetters, empty_dead_letters
+from corpusforge.release.deadletter import empty_dead_letters
 from corpusforge.release.io import (
+    delete,
     delete_tree,
+    exists,
     join,
     relative,
     write_json,
@@ -55,7 +56,7 @@ from corpusforge.release.manifest import (
 from corpusforge.release.publish import ReleaseStore
 from corpusforge.release.staging import empty_shard, place_staged
 from corpusforge.schemas import DEAD_LETTER, SchemaRef
-from corpusforge.sinks.parquet import WriteParquetShards
+from corpusforge.sinks.parquet import WriteDeadLetters, WriteParquetShards
 from corpusforge.transforms.bitext import CountKey
 
 log = logging.getLogger(__name__)
@@ -102,8 +103,8 @@ def prepare_release(spec: ReleaseSpec) -> None:
     """Before the pipeline: no leftover staging, and no manifest until this build's is written."""
     delete_tree(spec.staging)
     manifest = join(spec.out, MANIFEST_NAME)
-    if FileSystems.exists(manifest):
-        FileSystems.delete([manifest])
+    if exists(manifest):
+        delete([manifest])
 
 
 # ---------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from corpusforge.release.io import use_filesystem_flags
 from corpusforge.release.publish import ReleaseError
 
 
@@ -81,16 +82,16 @@ ENV_OF_FLAG = {
 
 def use_storage_flags(beam_args: Sequence[str]) -> None:
     """Make a build's storage flags those of every client in this process: Beam's
-    ``FileSystems`` get the pipeline options (without them an ``s3://`` path fails with
-    "Must provide one of client or options"), and the ``--s3_*`` values become the standard
-    AWS environment variables of this process, which the input readers' boto3 clients
-    (smart_open) read. Nothing is logged or written."""
-    from apache_beam.io.filesystems import FileSystems
+    ``FileSystems`` get the pipeline options (:func:`corpusforge.release.io.use_filesystem_flags`),
+    and the ``--s3_*`` values become the standard AWS environment variables of this process,
+    which the input readers' boto3 clients (smart_open) read. Nothing is logged or written;
+    with no flags, Beam is not imported."""
+    use_filesystem_flags(list(beam_args))
+    if not beam_args:
+        return
     from apache_beam.options.pipeline_options import PipelineOptions, S3Options
 
-    options = PipelineOptions(list(beam_args))
-    FileSystems.set_options(options)
-    s3 = options.view_as(S3Options)
+    s3 = PipelineOptions(list(beam_args)).view_as(S3Options)
     for flag, env in ENV_OF_FLAG.items():
         value = getattr(s3, flag, None)
         if value:

@@ -11,17 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from apache_beam.io.filesystems import FileSystems
-
-from corpusforge.release.io import ensure_dir, join, relative
+from corpusforge.release.io import delete, ensure_dir, exists, files_under, join, relative, rename
 from corpusforge.schemas import SchemaRef, arrow_schema
-from corpusforge.sinks.parquet import shard_name, write_rows
-
-
-def _files_under(folder: str) -> list[str]:
-    if not FileSystems.exists(folder):
-        return []
-    return [m.path for m in FileSystems.match([join(folder, "**")])[0].metadata_list]
+from corpusforge.sinks.shards import shard_name, write_rows
 
 
 def place_staged(
@@ -49,18 +41,18 @@ def place_staged(
     targets = {info["path"]: join(root, relative(info["path"], staging)) for info in staged}
     keep = set(targets.values())
     for folder in folders:
-        stale = [path for path in _files_under(join(root, folder)) if path not in keep]
+        stale = [path for path in files_under(join(root, folder)) if path not in keep]
         if stale:
-            FileSystems.delete(stale)
+            delete(stale)
     published = []
     for info in sorted(staged, key=lambda i: i["path"]):
         source, target = info["path"], targets[info["path"]]
-        if FileSystems.exists(source):
+        if exists(source):
             ensure_dir(target.rsplit("/", 1)[0])
-            if FileSystems.exists(target):
-                FileSystems.delete([target])
-            FileSystems.rename([source], [target])
-        elif not FileSystems.exists(target):
+            if exists(target):
+                delete([target])
+            rename(source, target)
+        elif not exists(target):
             raise FileNotFoundError(f"staged shard {source} is gone and {target} is missing")
         published.append({**info, "path": target})
     return published

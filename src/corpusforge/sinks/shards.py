@@ -1,16 +1,16 @@
 """Where a row goes and how a shard is serialised: the rules every shard writer shares.
 
 Both writers of Parquet shards follow them, so the same rows give the same files: the Beam
-sink :class:`corpusforge.sinks.parquet.WriteParquetShards` (and the local engines'
-:class:`~corpusforge.sinks.parquet.ShardedWriter`), and the columnar
+sink :class:`corpusforge.sinks.parquet.WriteParquetShards` and the local engines' columnar
 :class:`corpusforge.local.shards.FrameShards`. A destination with ``n`` rows has
 ``ceil(n / rows_per_shard)`` shards; a row's shard is a seeded hash of its sort key; a shard
-is sorted by that key and written as one zstd Parquet file with the explicit schema. No Beam
-here.
+is sorted by that key and written as one zstd Parquet file with the explicit schema, landing
+atomically (:func:`write_table`). No Beam here.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
 from typing import Any
@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from corpusforge.keys import seeded_hash
+from corpusforge.release import io as release_io
 
 ROW_GROUP_SIZE = 64_000
 Row = dict[str, Any]
@@ -61,3 +62,22 @@ def parquet_bytes(table: pa.Table) -> bytes:
 def table_bytes(rows: list[Row], schema: pa.Schema) -> bytes:
     """Serialise ``rows`` (already in their final order) as one zstd Parquet file."""
     return parquet_bytes(pa.Table.from_pylist(rows, schema=schema))
+
+
+def write_rows(path: str, rows: list[Row], schema: pa.Schema) -> dict[str, Any]:
+    """Write one Parquet file and describe it (path, rows, bytes, sha256)."""
+    return write_table(path, pa.Table.from_pylist(rows, schema=schema))
+
+
+def write_table(path: str, table: pa.Table) -> dict[str, Any]:
+    """Write ``table`` (its rows in their final order, its schema the explicit one) as one
+    Parquet file, atomically (:func:`corpusforge.release.io.write_file_atomically`), and
+    describe it (path, rows, bytes, sha256)."""
+    data = parquet_bytes(table)
+    release_io.write_file_atomically(path, data)
+    return {
+        "path": path,
+        "rows": table.num_rows,
+        "bytes": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }

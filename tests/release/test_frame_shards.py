@@ -1,0 +1,99 @@
+"""FrameShards writes the shards the Beam sink's rules give, row by row, whatever the frames'
+sizes, order and number of shards."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pytest
+
+from corpusforge.local.shards import FrameShards
+from corpusforge.schemas import PAIR, arrow_schema
+from corpusforge.sinks.shards import placement, shard_count, shard_name, shard_of, table_bytes
+
+SORT = ["anchor_id", "positive_id", "dataset"]
+
+
+def _rows(n: int) -> list[dict[str, object]]:
+    rng = random.Random(3)
+    return [
+        {
+            "anchor": f"anchor text {rng.randrange(10**6)} é 猫",
+            "positive": f"positive text {i}",
+            "anchor_id": rng.randrange(10**12),
+            "positive_id": i,
+            "root_id": rng.randrange(10**12),
+            "dataset": rng.choice(["qt", "rp"]),
+            "lang": "en",
+        }
+        for i in range(n)
+    ]
+
+
+def _key(row: dict[str, object]) -> tuple[object, ...]:
+    return tuple(row[c] for c in SORT)
+
+
+def _expected(rows: list[dict[str, object]], rows_per_shard: int) -> dict[str, tuple[int, str]]:
+    """The Beam sink's rules, row by row: shard by hash of the key, sort by the key."""
+    n = shard_count(len(rows), rows_per_shard)
+    shards: list[list[dict[str, object]]] = [[] for _ in range(n)]
+    for row in rows:
+        shards[shard_of(_key(row), n)].append(row)
+    out = {}
+    for i, shard in enumerate(shards):
+        if shard:
+            data = table_bytes(sorted(shard, key=_key), arrow_schema(PAIR))
+            out[shard_name(i, n)] = (len(shard), hashlib.sha256(data).hexdigest())
+    return out
+
+
+def _frame(rows: list[dict[str, object]], *, placed: bool) -> pl.DataFrame:
+    frame = pl.from_arrow(pa.Table.from_pylist(rows, schema=arrow_schema(PAIR)))
+    assert isinstance(frame, pl.DataFrame)
+    if placed:
+        frame = frame.with_columns(
+            pl.Series("_place", [placement(_key(r)) for r in rows], dtype=pl.UInt64)
+        )
+    return frame
+
+
+@pytest.mark.parametrize("frame_rows", [1, 7, 300])
+@pytest.mark.parametrize("placed", [False, True])
+def test_frames_give_the_sinks_shards(tmp_path: Path, frame_rows: int, placed: bool) -> None:
+    rows = _rows(300)
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    writer = FrameShards(PAIR, SORT, 40, str(spill), placement="_place" if placed else None)
+    for at in range(0, len(rows), frame_rows):
+        frame = _frame(rows[at : at + frame_rows], placed=placed)
+        writer.add(str(tmp_path / "out" / "all"), frame)
+        for (dataset,), part in frame.partition_by("dataset", as_dict=True).items():
+            writer.add(str(tmp_path / "out" / str(dataset)), part)
+    files = writer.close()
+    assert list(spill.iterdir()) == []  # every spill file was consumed
+    got: dict[str, dict[str, tuple[int, str]]] = {}
+    for f in files:
+        path = Path(f["path"]).relative_to(tmp_path / "out")
+        got.setdefault(path.parent.name, {})[path.name] = (f["rows"], f["sha256"])
+        assert hashlib.sha256(Path(f["path"]).read_bytes()).hexdigest() == f["sha256"]
+    assert got["all"] == _expected(rows, 40)
+    assert len(got["all"]) == 8  # ceil(300 / 40)
+    for dataset in ("qt", "rp"):
+        assert got[dataset] == _expected([r for r in rows if r["dataset"] == dataset], 40)
+
+
+def test_arrival_order_does_not_change_the_files(tmp_path: Path) -> None:
+    rows = _rows(120)
+    written = []
+    for name, ordered in (("a", rows), ("b", rows[::-1])):
+        (tmp_path / name).mkdir()
+        writer = FrameShards(PAIR, SORT, 40, str(tmp_path / name))
+        for at in range(0, len(ordered), 11):
+            writer.add(str(tmp_path / "out" / name), _frame(ordered[at : at + 11], placed=False))
+        written.append([(Path(f["path"]).name, f["sha256"]) for f in writer.close()])
+    assert written[0] == written[1]
