@@ -110,19 +110,20 @@ def test_same_release_with_every_tweet_in_two_archives(tmp_path: Path) -> None:
 def test_same_release_when_pairs_and_shards_go_through_disk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: dict[str, Any]
 ) -> None:
-    """Chosen pairs and shard rows spilled every few rows: duplicates met across run files
-    (every text is in two archives), sampling over spilled groups, shards written from frames
+    """Chosen pairs written to their group files every few rows: duplicates met across
+    batches (every text is in two archives), sampling over groups, shards written from frames
     of a few rows."""
     first = tmp_path / "twitter-stream-2021-01-01.zip"
     write_synthetic_archive(first, tweets=3000, layout="zip-2020", seed=4)
     second = tmp_path / "twitter-stream-2021-01-02.zip"
     shutil.copy(first, second)
     monkeypatch.setattr(twitter_pairs, "PAIR_SPILL_ROWS", 7)
-    monkeypatch.setattr(twitter_pairs, "PAIR_FRAME_ROWS", 7)
-    spilled: list[str] = []
-    real_dump = pickle.dump
+    batches: list[int] = []
+    real_write = chosen.PairRows._write
     monkeypatch.setattr(
-        pickle, "dump", lambda obj, f, **kw: (spilled.append(f.name), real_dump(obj, f, **kw))
+        chosen.PairRows,
+        "_write",
+        lambda self, g, table: (batches.append(table.num_rows), real_write(self, g, table)),
     )
     config = TwitterConfig(
         inputs=(str(first), str(second)),
@@ -132,7 +133,7 @@ def test_same_release_when_pairs_and_shards_go_through_disk(
         **options,
     )
     manifest = _engines_agree(config, partitions=(1, 3))
-    assert any("/pairs-" in name for name in spilled)  # chosen pairs went through disk
+    assert len(batches) > 10 and max(batches) <= 7  # chosen pairs went to disk 7 at most at once
     assert not list((tmp_path / "release").glob("_staging*"))
     assert sum(d["rows"] for d in manifest["datasets"].values()) > 0
 
@@ -183,11 +184,11 @@ def test_pair_rows_deduplicate_and_sample_across_run_files(
     rows = [*unique[:10], copies[0], *unique[10:25], *copies[1:3], *unique[25:], *copies[3:]]
     spill = tmp_path / "spill"
     spill.mkdir()
-    pairs = PairRows(3, str(spill), buffer_rows)
+    pairs = PairRows(3, str(spill), buffer_rows, seed=7)
     for row in rows:
         pairs.add(row)
     counts: Counter[str] = Counter()
-    pairs.finish(7, sample, counts)
+    pairs.finish(sample, counts)
     got = sorted(pairs, key=lambda r: (r["dataset"], r["positive_id"]))
 
     kept, dropped = keep_first_duplicate(7, copies)

@@ -14,13 +14,9 @@ process (the local engine, :mod:`corpusforge.local.pairs`) or as a Beam pipeline
 from __future__ import annotations
 
 import functools
-import itertools
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any
-
-import polars as pl
-import pyarrow as pa
 
 from corpusforge.builds.twitter_extract import choose_engine
 from corpusforge.config.twitter import DATASETS, TwitterConfig
@@ -100,11 +96,7 @@ def _run_pairs_locally(
         writer = FrameShards(PAIR, list(PAIR_SORT), config.rows_per_shard, shards)
         for dest in ("all", *DATASETS):
             ensure_dir(join(staging, PAIRS, dest))
-        schema = arrow_schema(PAIR)
-        pairs = iter(stage.pairs)
-        while rows := list(itertools.islice(pairs, PAIR_FRAME_ROWS)):
-            frame = pl.from_arrow(pa.Table.from_pylist(rows, schema=schema))
-            assert isinstance(frame, pl.DataFrame)
+        for frame in stage.pairs.frames():
             writer.add(join(staging, PAIRS, "all"), frame)
             for (dataset,), part in frame.partition_by("dataset", as_dict=True).items():
                 writer.add(join(staging, PAIRS, str(dataset)), part)
@@ -159,8 +151,6 @@ def _write_benchmark(element: tuple[str, Iterable[dict[str, Any]]], staging: str
 PAIR_SORT = ("anchor_id", "positive_id", "dataset")
 """Orders a pair shard's rows and places them; unique within ``all`` too: a tweet replying to
 and quoting one root is in qt and rp."""
-PAIR_FRAME_ROWS = 50_000
-"""Chosen pairs made into one frame for the shard writer."""
 
 
 def _pair_key(row: Mapping[str, Any]) -> tuple[int, int, str]:

@@ -3,7 +3,7 @@ bounded memory.
 
 Two collectors of the local pair engine (:mod:`corpusforge.local.pairs`), each exact over
 partitions of the input: :class:`PairRows` deduplicates the chosen pair rows per text (and
-samples them with ``pairs_per_dataset``), spilling groups of rows to run files;
+samples them with ``pairs_per_dataset``) with polars, over groups of rows in Arrow files;
 :class:`BenchmarkChoice` chooses each benchmark's queries and negatives partition by
 partition, as over the whole input. Both keep only bounded sets, with :class:`Smallest`.
 """
@@ -11,13 +11,15 @@ partition, as over the whole input. Both keep only bounded sets, with :class:`Sm
 from __future__ import annotations
 
 import heapq
-import operator
 import os
-import pickle
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from typing import Any, Generic, TypeVar
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.ipc
 
 from corpusforge.pairing.benchmarks import (
     BenchmarkConfig,
@@ -35,111 +37,149 @@ from corpusforge.pairing.conversations import (
     Conversation,
     DropReason,
     HeldOut,
-    keep_first_duplicate,
+    duplicate_rank,
     sample_key,
 )
+from corpusforge.schemas import PAIR, arrow_schema
 
 T = TypeVar("T")
 SMALLEST_SLACK = 1024  # items a Smallest holds beyond 2 n before it trims
 
 
-PAIR_FIELDS = ("anchor", "positive", "anchor_id", "positive_id", "root_id", "dataset", "lang")
-PairValues = tuple[str, str, int, int, int, str, str]  # a pair.v1 row, in PAIR_FIELDS order
-
-
-def _pair_dict(values: PairValues) -> dict[str, Any]:
-    return dict(zip(PAIR_FIELDS, values, strict=True))
+PAIR_COLUMNS = arrow_schema(PAIR).names
+RANKS = pa.schema([("_dup", pa.uint64()), ("_sample", pa.uint64())])
+DUP_ORDER = ["_dup", "root_id", "anchor_id", "positive_id"]
+"""A pair's rank among identical texts (:func:`duplicate_rank`, then its ids, which never
+decide: a root gives one pair per dataset): the first is kept."""
+SAMPLE_ORDER = ["_sample", "anchor_id", "positive_id"]
+"""A pair's order in ``pairs_per_dataset`` sampling (:func:`sample_key`): the first are kept."""
+TEXTS = ["dataset", "anchor", "positive"]
 
 
 class PairRows:
-    """The chosen pair rows, in groups of identical-text candidates, within bounded memory.
+    """The chosen pair rows, deduplicated per text and sampled with polars, in bounded memory.
 
-    Rows are placed in ``groups`` groups by their (dataset, anchor, positive) texts, so every
-    duplicate of a pair is in its group and each group is deduplicated alone, exactly. Groups
-    stay in memory until ``buffer_rows`` rows are held, then go to run files under ``spill``.
-    The grouping uses Python's per-process string hash: it decides only which rows are
-    compared with which, never which row is kept, so the output does not depend on it.
+    Rows are made Arrow batches of ``buffer_rows`` rows, each row with its duplicate rank
+    and sample key (the pure functions :func:`duplicate_rank` and :func:`sample_key`), and
+    appended to one of ``groups`` Arrow files by a hash of its (dataset, anchor, positive)
+    texts, so every duplicate of a pair is in its group. :meth:`finish` deduplicates each
+    group alone, exactly, one group in memory at a time (a group holds at most the pairs of
+    a pair-stage partition's roots), and fixes the sample. The hash decides only which rows
+    are compared with which, never which row is kept.
 
-    Iterating gives the deduplicated (and, with ``pairs_per_dataset``, sampled) rows as dicts,
-    group by group, after :meth:`finish`.
+    :meth:`frames` gives the kept rows (the ``pair.v1`` columns and the two ranks), a frame
+    per group, after :meth:`finish`; iterating gives them as dicts.
     """
 
-    def __init__(self, groups: int, spill: str, buffer_rows: int) -> None:
+    def __init__(self, groups: int, spill: str, buffer_rows: int, seed: int) -> None:
         self._n = groups
         self._spill = spill
         self._buffer_rows = buffer_rows
-        self._groups: list[list[PairValues]] = [[] for _ in range(groups)]
-        self._runs: list[list[str]] = [[] for _ in range(groups)]
-        self._held = 0
-        self._values = operator.itemgetter(*PAIR_FIELDS)
-        self._keep: dict[str, tuple[int, int, int]] | None = None
-        self._seed = 0
+        self._seed = seed
+        self._schema = pa.unify_schemas([arrow_schema(PAIR), RANKS])
+        self._buffer: list[dict[str, Any]] = []
+        self._writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
+        self._kept: pl.DataFrame | None = None  # the sample's keys, with pairs_per_dataset
 
     def add(self, row: dict[str, Any]) -> None:
-        values: PairValues = self._values(row)
-        self._groups[hash((values[5], values[0], values[1])) % self._n].append(values)
-        self._held += 1
-        if self._held >= self._buffer_rows:
-            for g in range(self._n):
-                self._write_run(g, self._groups[g])
-                self._groups[g] = []
-            self._held = 0
+        self._buffer.append(row)
+        if len(self._buffer) >= self._buffer_rows:
+            self._flush()
 
-    def finish(self, seed: int, pairs_per_dataset: int | None, counts: Counter[str]) -> None:
-        """Deduplicate every group (counting the drops) and fix the sample, if any.
+    def _flush(self) -> None:
+        if not self._buffer:
+            return
+        seed = self._seed
+        ranks = {
+            "_dup": [duplicate_rank(seed, row)[0] for row in self._buffer],
+            "_sample": [sample_key(seed, row)[0] for row in self._buffer],
+        }
+        table = pa.Table.from_pylist(self._buffer, schema=arrow_schema(PAIR))
+        for name, values in ranks.items():
+            table = table.append_column(self._schema.field(name), pa.array(values, pa.uint64()))
+        self._buffer = []
+        frame = pl.from_arrow(table)
+        assert isinstance(frame, pl.DataFrame)
+        if self._n > 1:
+            group = pl.struct(TEXTS).hash(seed=0) % self._n
+            parts = frame.with_columns(group.alias("_group")).partition_by("_group", as_dict=True)
+        else:
+            parts = {(0,): frame.with_columns(pl.lit(0).alias("_group"))}
+        for (g,), part in parts.items():
+            self._write(int(g), part.drop("_group").to_arrow())
 
-        Each deduplicated group replaces its runs (or stays in memory if it had none).
-        """
-        self._seed = seed
-        smallest: dict[str, Smallest[tuple[int, int, int]]] = {}
+    def _write(self, g: int, table: pa.Table) -> None:
+        writer = self._writers.get(g)
+        if writer is None:
+            writer = self._writers[g] = pa.ipc.new_file(self._path(g), self._schema)
+        writer.write_table(table.cast(self._schema))
+
+    def _path(self, g: int, kind: str = "rows") -> str:
+        return os.path.join(self._spill, f"pairs-{kind}-{g}.arrow")
+
+    def finish(self, pairs_per_dataset: int | None, counts: Counter[str]) -> None:
+        """Deduplicate every group (counting the drops) and fix the sample, if any; each
+        group's file is replaced by its kept rows."""
+        self._flush()
+        for writer in self._writers.values():
+            writer.close()
+        self._writers = {}
+        samples = []
         for g in range(self._n):
-            deduped = _deduplicate(self._group(g), seed, counts)
-            if self._runs[g]:
-                self._write_run(g, deduped)
-                self._groups[g] = []
-            else:
-                self._groups[g] = deduped
-            for values in deduped:
-                dataset = values[5]
-                if pairs_per_dataset is None:
-                    counts[f"pairs.{dataset}.rows"] += 1
-                    continue
-                counts[f"pairs.{dataset}.deduped"] += 1
-                smallest.setdefault(dataset, Smallest(pairs_per_dataset, lambda k: k)).add(
-                    sample_key(seed, _pair_dict(values))
-                )
-        if pairs_per_dataset is not None:
-            self._keep = {}
-            for dataset, keys in smallest.items():
-                kept = keys.result()
-                counts[f"pairs.{dataset}.rows"] += len(kept)
-                self._keep[dataset] = kept[-1]
+            if not os.path.exists(self._path(g)):
+                continue
+            frame = pl.read_ipc(self._path(g))
+            os.remove(self._path(g))
+            deduped = frame.sort(DUP_ORDER).unique(TEXTS, keep="first", maintain_order=True)
+            _count_drops(frame, deduped, counts)
+            del frame
+            deduped.write_ipc(self._path(g, "kept"))
+            for dataset, n in _per_dataset(deduped):
+                key = "rows" if pairs_per_dataset is None else "deduped"
+                counts[f"pairs.{dataset}.{key}"] += n
+            if pairs_per_dataset is not None:
+                samples.append(_smallest(deduped, pairs_per_dataset))
+        if pairs_per_dataset is not None and samples:
+            self._kept = _smallest(pl.concat(samples), pairs_per_dataset)
+            for dataset, n in _per_dataset(self._kept):
+                counts[f"pairs.{dataset}.rows"] += n
+
+    def frames(self) -> Iterator[pl.DataFrame]:
+        """The kept rows, a frame per group (after :meth:`finish`; again until closed)."""
+        for g in range(self._n):
+            path = self._path(g, "kept")
+            if not os.path.exists(path):
+                continue
+            frame = pl.read_ipc(path)
+            if self._kept is not None:
+                frame = frame.join(self._kept, on=["dataset", *SAMPLE_ORDER], how="semi")
+            yield frame
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        for g in range(self._n):
-            for values in self._group(g, keep=True):
-                row = _pair_dict(values)
-                if self._keep is None or sample_key(self._seed, row) <= self._keep[values[5]]:
-                    yield row
+        for frame in self.frames():
+            yield from frame.select(PAIR_COLUMNS).iter_rows(named=True)
 
-    def _group(self, g: int, *, keep: bool = False) -> list[PairValues]:
-        rows = list(self._groups[g])
-        for path in self._runs[g]:
-            with open(path, "rb") as f:
-                rows += pickle.load(f)
-            if not keep:
-                os.remove(path)
-        if not keep:
-            self._runs[g] = []
-        return rows
 
-    def _write_run(self, g: int, rows: list[PairValues]) -> None:
-        if not rows:
-            return
-        path = os.path.join(self._spill, f"pairs-{g}-{len(self._runs[g])}.pickle")
-        with open(path, "wb") as f:
-            pickle.dump(rows, f, protocol=pickle.HIGHEST_PROTOCOL)
-        self._runs[g].append(path)
+def _per_dataset(frame: pl.DataFrame) -> list[tuple[str, int]]:
+    """(dataset, rows) of ``frame``, by dataset."""
+    return [(d, n) for d, n in frame.group_by("dataset").len().sort("dataset").iter_rows()]
+
+
+def _count_drops(frame: pl.DataFrame, deduped: pl.DataFrame, counts: Counter[str]) -> None:
+    """``pairs.<dataset>.dropped.pair_duplicate_text``: each dropped pair stands for its
+    dataset's tweets per pair; no key where nothing was dropped (as in Beam)."""
+    before = dict(_per_dataset(frame))
+    for dataset, n in _per_dataset(deduped):
+        dropped = before[dataset] - n
+        if dropped:
+            key = f"pairs.{dataset}.dropped.{DropReason.PAIR_DUPLICATE_TEXT}"
+            counts[key] += dropped * CHILDREN_PER_PAIR[dataset]
+
+
+def _smallest(frame: pl.DataFrame, n: int) -> pl.DataFrame:
+    """Each dataset's ``n`` rows with the smallest sample keys (the key columns only)."""
+    keys = frame.select(["dataset", *SAMPLE_ORDER]).sort(["dataset", *SAMPLE_ORDER])
+    return keys.group_by("dataset", maintain_order=True).head(n)
 
 
 class Smallest(Generic[T]):
@@ -228,22 +268,3 @@ class BenchmarkChoice:
             item for bench_rows in rows.values() for r in bench_rows for item in held_out_items(r)
         )
         return rows, held
-
-
-def _deduplicate(group: list[PairValues], seed: int, counts: Counter[str]) -> list[PairValues]:
-    """Of pairs with identical texts in one dataset, the one :func:`keep_first_duplicate` keeps."""
-    by_text: dict[tuple[str, str, str], list[PairValues]] = defaultdict(list)
-    for values in group:
-        by_text[values[5], values[0], values[1]].append(values)
-    group.clear()
-    out = []
-    for (dataset, _, _), rows in by_text.items():
-        if len(rows) == 1:
-            out.append(rows[0])
-            continue
-        kept, dropped = keep_first_duplicate(seed, [_pair_dict(v) for v in rows])
-        counts[f"pairs.{dataset}.dropped.{DropReason.PAIR_DUPLICATE_TEXT}"] += (
-            dropped * CHILDREN_PER_PAIR[dataset]
-        )
-        out.append(tuple(kept[name] for name in PAIR_FIELDS))
-    return out

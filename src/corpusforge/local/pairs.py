@@ -400,7 +400,7 @@ def _pair_stage(
     nodes = _Nodes(settings, _deleted_ids(delete_files, kept))
     del kept
 
-    out = PairStage(PairRows(partitions, spill, spill_rows), spill, counts=counts)
+    out = PairStage(PairRows(partitions, spill, spill_rows, settings.seed), spill, counts=counts)
     bench = settings.benchmarks
     parts = _Partitions(tweets, nodes, partitions, spill)
 
@@ -412,7 +412,7 @@ def _pair_stage(
         parts.second_pass(partial(choose_pairs, held=held))
     else:
         parts.first_pass(counts, partial(choose_pairs, held=(frozenset(), frozenset())), keep=False)
-    out.pairs.finish(settings.seed, settings.pairs_per_dataset, counts)
+    out.pairs.finish(settings.pairs_per_dataset, counts)
     return out
 
 

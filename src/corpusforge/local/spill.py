@@ -23,10 +23,9 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.ipc
 
-PAIR_SPILL_ROWS = 1_000_000
-"""Rows the local pair stage holds in memory (chosen pairs, then rows on their way to their
-shards) before it writes them to run files under ``_staging/``. A memory budget only: what is
-written does not depend on it."""
+PAIR_SPILL_ROWS = 50_000
+"""Chosen pairs the local pair stage holds as Python rows before they become an Arrow batch in
+a file under ``_staging/``. A memory budget only: what is written does not depend on it."""
 
 
 def partition_of(ids: np.ndarray, partitions: int) -> np.ndarray:

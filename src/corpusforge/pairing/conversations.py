@@ -313,5 +313,10 @@ def keep_first_duplicate(
     The kept pair is the one whose root has the smallest seeded hash, so the choice does not
     depend on arrival order.
     """
-    ordered = sorted(rows, key=lambda r: (seeded_hash(seed, "dup", r["root_id"]), r["root_id"]))
+    ordered = sorted(rows, key=lambda r: duplicate_rank(seed, r))
     return ordered[0], len(ordered) - 1
+
+
+def duplicate_rank(seed: int, row: Mapping[str, Any]) -> tuple[int, int]:
+    """Order of a pair among pairs with identical texts: the smallest is kept."""
+    return seeded_hash(seed, "dup", row["root_id"]), row["root_id"]
