@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import gc
 import heapq
-import pickle
 import shutil
 import weakref
 from collections import Counter
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pyarrow as pa
@@ -27,6 +25,8 @@ from corpusforge.local.spill import partition_of
 from corpusforge.pairing.benchmarks import BenchmarkConfig
 from corpusforge.pairing.conversations import (
     CHILDREN_PER_PAIR,
+    DropReason,
+    Node,
     keep_first_duplicate,
     sample_key,
 )
@@ -278,7 +278,7 @@ def test_records_that_disagree_about_links_are_merged_in_every_partition(
 
 
 class _Tracked(list):  # type: ignore[type-arg]
-    """A list that can be watched with a weak reference (at module level, so it pickles)."""
+    """A list that can be watched with a weak reference."""
 
 
 @pytest.mark.slow  # a build per partition count
@@ -301,15 +301,8 @@ def test_one_partition_of_conversations_in_memory_at_a_time(
     monkeypatch.setattr(
         local_pairs._Nodes, "conversations", lambda self, *args: track(build_part(self, *args))
     )
-    monkeypatch.setattr(
-        local_pairs,
-        "pickle",
-        SimpleNamespace(
-            dump=pickle.dump,
-            HIGHEST_PROTOCOL=pickle.HIGHEST_PROTOCOL,
-            load=lambda f: track(pickle.load(f)),
-        ),
-    )
+    read_part = local_pairs._read_conversations
+    monkeypatch.setattr(local_pairs, "_read_conversations", lambda path: track(read_part(path)))
     archive = tmp_path / "twitter-stream-2021-01-01.zip"
     write_synthetic_archive(archive, tweets=3000, layout="zip-2020", seed=2)
     config = TwitterConfig(
@@ -416,3 +409,25 @@ def test_memory_limit_sizes_the_pair_partitions(
     assert set(partitions_built[:first]) == {1}
     assert min(partitions_built[first + 1 : second]) > 1  # the small budget split them
     assert releases[0] == releases[1]
+
+
+def test_conversations_come_back_from_their_file_as_they_were(tmp_path: Path) -> None:
+    """The second pass reads each partition's conversations back from an Arrow file: roots
+    with and without a node, a node in both lists, drop reasons and None fields intact."""
+    reply_and_quote = Node(5, "both a reply and a quote 猫", "en", None, 1, 1)
+    dropped = Node(6, None, "fr", DropReason.TWEET_HELD_OUT, 1, None)
+    part = [
+        (
+            1,
+            Node(1, "the root", "en", None, None, None),
+            [reply_and_quote],
+            [dropped, reply_and_quote],
+        ),
+        (2, None, [], [Node(7, "a reply to a tweet never seen", None, None, 2, None)]),
+        (3, Node(3, None, "en", DropReason.TWEET_DELETED, None, None), [], []),
+    ]
+    path = str(tmp_path / "part.arrow")
+    local_pairs._write_conversations(path, part)
+    back = local_pairs._read_conversations(path)
+    assert back == part
+    assert isinstance(back[0][3][0].reason, DropReason)

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import logging
 import os
-import pickle
 import shutil
 import tempfile
 from collections import Counter, defaultdict
@@ -42,6 +41,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.ipc
 import pyarrow.parquet as pq
 
 from corpusforge.local.chosen import BenchmarkChoice, PairRows
@@ -51,6 +51,7 @@ from corpusforge.pairing.benchmarks import (
 )
 from corpusforge.pairing.conversations import (
     Conversation,
+    DropReason,
     HeldOut,
     Node,
     pair_conversation,
@@ -421,8 +422,8 @@ Visit = Callable[[list[Conversation]], None]
 
 class _Partitions:
     """Each partition's conversations, built once and handed to a visitor, one partition in
-    memory at a time: kept for the second pass when there is one partition, else spilled to
-    ``spill`` (pickled) and read back."""
+    memory at a time: kept for the second pass when there is one partition, else written to
+    an Arrow file under ``spill`` (:func:`_write_conversations`) and read back."""
 
     def __init__(self, tweets: _Tweets, nodes: _Nodes, partitions: int, spill: str) -> None:
         self._tweets = tweets
@@ -438,8 +439,7 @@ class _Partitions:
             if keep and self._n == 1:
                 self._kept = part
             elif keep:
-                with open(self._path(p), "wb") as f:
-                    pickle.dump(part, f, protocol=pickle.HIGHEST_PROTOCOL)
+                _write_conversations(self._path(p), part)
             visit(part)
             del part  # before the next partition is built
 
@@ -449,14 +449,72 @@ class _Partitions:
             visit(part)
             return
         for p in range(self._n):
-            with open(self._path(p), "rb") as f:
-                part = pickle.load(f)
+            part = _read_conversations(self._path(p))
             os.remove(self._path(p))
             visit(part)
             del part  # before the next partition is read
 
     def _path(self, p: int) -> str:
-        return os.path.join(self._spill, f"{p}.pickle")
+        return os.path.join(self._spill, f"conversations-{p}.arrow")
+
+
+CONVERSATION_NODES = pa.schema(
+    [
+        ("root_id", pa.int64()),
+        ("role", pa.int8()),  # ROOT (its node, or none: id null), QUOTE or REPLY
+        ("id", pa.int64()),
+        ("text", pa.string()),
+        ("lang", pa.string()),
+        ("reason", pa.string()),
+        ("reply_to", pa.int64()),
+        ("quote_of", pa.int64()),
+    ]
+)
+ROOT, QUOTE, REPLY = 0, 1, 2
+
+
+def _write_conversations(path: str, part: list[Conversation]) -> None:
+    """A partition's conversations as one Arrow file: a row per node, in order."""
+    columns: dict[str, list[Any]] = {name: [] for name in CONVERSATION_NODES.names}
+    row = [columns[name].append for name in CONVERSATION_NODES.names]
+
+    def add(root_id: int, role: int, node: Node | None) -> None:
+        values = (None,) * len(Node._fields) if node is None else node
+        for append, value in zip(row, (root_id, role, *values), strict=True):
+            append(value)
+
+    for root_id, root, quotes, replies in part:
+        add(root_id, ROOT, root)
+        for node in quotes:
+            add(root_id, QUOTE, node)
+        for node in replies:
+            add(root_id, REPLY, node)
+    table = pa.Table.from_pydict(columns, schema=CONVERSATION_NODES)
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, CONVERSATION_NODES) as writer:
+        writer.write_table(table)
+
+
+def _read_conversations(path: str) -> list[Conversation]:
+    """The conversations :func:`_write_conversations` wrote, as they were."""
+    with pa.OSFile(path) as source:
+        columns = pa.ipc.open_file(source).read_all().to_pydict()
+    part: list[Conversation] = []
+    fields = [columns[name] for name in CONVERSATION_NODES.names]
+    for root_id, role, tweet_id, text, lang, reason, reply_to, quote_of in zip(
+        *fields, strict=True
+    ):
+        node = None
+        if tweet_id is not None:
+            why = DropReason(reason) if reason is not None else None
+            node = Node(tweet_id, text, lang, why, reply_to, quote_of)
+        if role == ROOT:
+            quotes: list[Node] = []
+            replies: list[Node] = []
+            part.append((root_id, node, quotes, replies))
+        else:
+            assert node is not None
+            (quotes if role == QUOTE else replies).append(node)
+    return part
 
 
 def _choose_pairs(
