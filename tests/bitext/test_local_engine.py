@@ -1,7 +1,7 @@
 """The local bitext/ParaNMT engine publishes the Beam pipeline's release, byte for byte.
 
 Each case builds the same inputs with ``engine="beam"`` (Beam's in-process runner) and with
-the local engine on 1 and 2 workers, and compares every file of the releases, the manifest
+the local engine on 1 and 2 workers (the second under the smallest ``--memory-limit``), and compares every file of the releases, the manifest
 included: the pairs, the dead letters, every count. Partitions are forced down to a few
 kilobytes in one case, so duplicates and capped groups are spread over many partitions and
 the exact cap's threshold must be found across them.
@@ -44,11 +44,21 @@ def same_on_every_engine(
     assert manifest["accounting"]["balanced"]
     expected = files(beam)
     assert any(name.startswith("pairs/") for name in expected)
-    for workers in (1, 2):
+    for workers, memory_limit in ((1, None), (2, 256)):
         local = tmp_path / f"local-{workers}"
-        build(replace(config_of(local), engine="local", workers=workers))
-        assert files(local) == expected, f"{workers} worker(s)"
+        config = replace(config_of(local), engine="local", workers=workers)
+        build(replace(config, memory_limit=memory_limit))
+        assert files(local) == expected, f"{workers} worker(s), --memory-limit {memory_limit}"
     return expected
+
+
+def test_a_tight_memory_limit_makes_the_partitions_smaller() -> None:
+    mib = 2**20
+    assert engine.partition_bytes(None, 2) == engine.PARTITION_BYTES
+    assert engine.partition_bytes(12 * 2**30, 2) == engine.PARTITION_BYTES  # never larger
+    free = 512 * mib - 2 * engine.FILTER_WORKER_BYTES
+    assert engine.partition_bytes(512 * mib, 2) == free // engine.BYTES_PER_INPUT_BYTE
+    assert engine.partition_bytes(256 * mib, 2) == mib  # the floor
 
 
 def test_every_format_with_bad_records_and_a_cap(tmp_path: Path) -> None:

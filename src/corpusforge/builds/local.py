@@ -18,7 +18,7 @@ from typing import Any
 from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions
 from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
 from corpusforge.local.bitext import PairJob, run_pairs
-from corpusforge.local.machine import default_workers
+from corpusforge.local.machine import default_workers, memory_budget
 from corpusforge.pairing.candidates import PairRules
 from corpusforge.release import driver
 from corpusforge.release.driver import RunBuild, StartBuild, finish, raise_noted, runner_name
@@ -117,6 +117,7 @@ def build_bitext(
         pair_schema=spec.pair_schema,
         rows_per_shard=config.rows_per_shard,
         workers=workers or default_workers(),
+        memory_budget=memory_budget(config.memory_limit),
     )
     options = {
         "documents_root": config.documents_root,
@@ -161,6 +162,7 @@ def build_paranmt(
         pair_schema=spec.pair_schema,
         rows_per_shard=config.rows_per_shard,
         workers=workers or default_workers(),
+        memory_budget=memory_budget(config.memory_limit),
     )
 
     def records() -> Iterator[Any]:

@@ -23,10 +23,12 @@ from corpusforge.config.common import (
     NO_CLEANING,
     RUN_ONLY,
     TextCleaning,
+    check_memory_limit,
     check_workers,
     engine_setting,
     inputs_setting,
     lid_model_setting,
+    memory_limit_setting,
     out_setting,
     rows_per_shard_setting,
     seed_setting,
@@ -80,6 +82,7 @@ def _check_common(config: BitextConfig | ParaphraseConfig) -> None:
     if not isinstance(rows, int) or rows < 1:
         raise FlagError("rows_per_shard", f"must be an integer >= 1, got {rows!r}")
     check_workers(config.workers)
+    check_memory_limit(config.memory_limit)
     if config.lid_model is not None and not config.lid_model:
         raise FlagError("lid_model", "must be a path, or left out for the bundled lid.176.ftz")
     if config.dataset is not None and (
@@ -126,6 +129,8 @@ class BitextConfig(TextCleaning):
         engine: ``local`` (:mod:`corpusforge.local.bitext`), ``beam`` or ``auto``; not in
             the manifest (the rows are the same).
         workers: the local engine's processes (``None``: one per core); not in the manifest.
+        memory_limit: MiB the local engine sizes its dedup partitions for (``None``: half of
+            this machine's memory); not in the manifest.
     """
 
     inputs: tuple[str, ...] = inputs_setting(
@@ -163,6 +168,7 @@ class BitextConfig(TextCleaning):
     rows_per_shard: int = rows_per_shard_setting()
     engine: str = engine_setting()
     workers: int | None = workers_setting()
+    memory_limit: int | None = memory_limit_setting()
 
     def __post_init__(self) -> None:
         _check_common(self)
@@ -210,6 +216,8 @@ class ParaphraseConfig(TextCleaning):
         engine: ``local`` (:mod:`corpusforge.local.bitext`), ``beam`` or ``auto``; not in
             the manifest (the rows are the same).
         workers: the local engine's processes (``None``: one per core); not in the manifest.
+        memory_limit: MiB the local engine sizes its dedup partitions for (``None``: half of
+            this machine's memory); not in the manifest.
     """
 
     inputs: tuple[str, ...] = inputs_setting(
@@ -225,6 +233,7 @@ class ParaphraseConfig(TextCleaning):
     rows_per_shard: int = rows_per_shard_setting()
     engine: str = engine_setting()
     workers: int | None = workers_setting()
+    memory_limit: int | None = memory_limit_setting()
 
     def __post_init__(self) -> None:
         _check_common(self)

@@ -22,8 +22,9 @@ without holding the input in memory.
    sink does: pair rows by (dedup key, anchor, positive), the sort key of both builds
    (``bitext_sort_key``, ``paraphrase_sort_key``); dead letters by their origin.
 
-Memory is one partition (about ``PARTITION_BYTES`` of input text), the writer's buffer and
-the window of batches in flight, whatever the input size. Nothing here depends on the
+Memory is one partition (at most ``PARTITION_BYTES`` of input text, less under a tight
+``--memory-limit``: :func:`partition_bytes`), the writer's buffer and the window of batches
+in flight, whatever the input size. Nothing here depends on the
 number of workers or partitions: both only decide where work happens.
 """
 
@@ -71,8 +72,11 @@ BATCH_PAIRS = 2_048
 IN_FLIGHT_PER_WORKER = 3
 """Batches queued per worker: enough to keep it busy while the reader reads ahead."""
 PARTITION_BYTES = 16 << 20
-"""Input bytes per dedup partition: a partition's candidates and their sorted copy take
-about ten times that in memory."""
+"""Input bytes per dedup partition at most: a partition's candidates and their sorted copy
+take about ``BYTES_PER_INPUT_BYTE`` times that in memory."""
+BYTES_PER_INPUT_BYTE = 10
+FILTER_WORKER_BYTES = 200 << 20
+"""A filter process: the interpreter, fastText's model and the batches it holds."""
 MAX_PARTITIONS = 512
 """Open spill files at most (one per partition): past 8 GiB of input, partitions grow instead."""
 DEAD_ROWS = 10_000
@@ -102,6 +106,8 @@ class PairJob:
         pair_schema: the schema of the rows written.
         rows_per_shard: target rows per shard.
         workers: filter processes; 1 filters in this process.
+        memory_budget: bytes the engine plans for (``None``: no limit beyond
+            ``PARTITION_BYTES`` of input per partition).
     """
 
     kind: str
@@ -112,6 +118,16 @@ class PairJob:
     pair_schema: SchemaRef
     rows_per_shard: int
     workers: int = 1
+    memory_budget: int | None = None
+
+
+def partition_bytes(memory_budget: int | None, workers: int) -> int:
+    """Input bytes per dedup partition: ``PARTITION_BYTES``, or less where one partition
+    beside ``workers`` filter processes would not fit ``memory_budget`` (never below 1 MiB)."""
+    if memory_budget is None:
+        return PARTITION_BYTES
+    free = memory_budget - max(workers, 1) * FILTER_WORKER_BYTES
+    return max(1 << 20, min(PARTITION_BYTES, free // BYTES_PER_INPUT_BYTE))
 
 
 @dataclass
@@ -142,7 +158,8 @@ def run_pairs(
         scratch: a local folder for spill files, removed at the end.
         input_bytes: bytes of the inputs, which size the partitions.
     """
-    partitions = max(1, min(MAX_PARTITIONS, math.ceil(input_bytes / PARTITION_BYTES)))
+    per_partition = partition_bytes(job.memory_budget, job.workers)
+    partitions = max(1, min(MAX_PARTITIONS, math.ceil(input_bytes / per_partition)))
     os.makedirs(scratch, exist_ok=True)
     counts: Counter[CountKey] = Counter()
     dead = _DeadLetters(
