@@ -36,7 +36,7 @@ def split_inputs(
     Raises:
         UnknownFlag: a flag Beam does not declare either.
     """
-    actions = _beam_actions()
+    actions: dict[str, argparse.Action] = {}
     inputs: list[str] = []
     flags: list[str] = []
     pending = [*words, *extra]
@@ -48,6 +48,7 @@ def split_inputs(
             inputs.append(word)
             continue
         name, has_value, _ = word.partition("=")
+        actions = actions or _beam_actions()  # only when there is a flag: Beam takes a second
         action = actions.get(name)
         if action is None:
             raise UnknownFlag(_unknown(name, [*actions, *own]))
@@ -60,9 +61,10 @@ def split_inputs(
 
 def check_flags(flags: Sequence[str], *, own: Iterable[str] = ()) -> None:
     """Raise :class:`UnknownFlag` for the first flag in ``flags`` that Beam does not declare."""
-    actions = _beam_actions()
-    for word in flags:
-        if word.startswith("--") and word.partition("=")[0] not in actions:
+    dashed = [word for word in flags if word.startswith("--")]
+    actions = _beam_actions() if dashed else {}
+    for word in dashed:
+        if word.partition("=")[0] not in actions:
             raise UnknownFlag(_unknown(word.partition("=")[0], [*actions, *own]))
 
 

@@ -143,20 +143,24 @@ def test_rules_and_the_local_engine_import_neither_beam_nor_the_transforms() -> 
 
 LOCAL_BUILD = """
 import sys
-from corpusforge.builds.twitter import build
-from corpusforge.config.twitter import TwitterConfig
+from corpusforge.cli import app
 from corpusforge.synth.twitter import write_synthetic_archive
 
 archive = sys.argv[1] + "/twitter-stream-2021-01-01.zip"
 write_synthetic_archive(archive, tweets=300, layout="zip-2020", seed=1)
-build(TwitterConfig(inputs=(archive,), out=sys.argv[1] + "/release"))
+sys.argv = ["corpusforge", "twitter", "build", archive, "--out", sys.argv[1] + "/release"]
+try:
+    app()
+except SystemExit as exit:
+    assert not exit.code, exit.code
 print(sorted({m.split(".")[0] for m in sys.modules} & {"apache_beam", "torch"}))
 """
 
 
 def test_a_local_twitter_build_never_imports_beam(tmp_path: Path) -> None:
-    """Importing Beam takes about a second: a build on the local engine, start to publish,
-    must not pay it (paths are handled without Beam's ``FileSystems`` unless they are URIs)."""
+    """Importing Beam takes about a second: ``corpusforge twitter build`` on the local
+    engine, from its flags to the published release, must not pay it (Beam parses flags only
+    when there are some for it; paths go through Beam's ``FileSystems`` only as URIs)."""
     proc = subprocess.run(
         [sys.executable, "-c", LOCAL_BUILD, str(tmp_path)],
         capture_output=True,

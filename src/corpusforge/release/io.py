@@ -23,6 +23,7 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 import corpusforge
+from corpusforge.sources.uris import is_uri, open_bytes
 
 if TYPE_CHECKING:
     from apache_beam.io.filesystems import FileSystems
@@ -44,11 +45,9 @@ def file_digest(uri: str) -> tuple[int, str]:
     """Size in bytes and sha256 of a local path or URI, read once, streaming."""
     import hashlib
 
-    import smart_open
-
     digest = hashlib.sha256()
     size = 0
-    with smart_open.open(uri, "rb", compression="disable") as f:
+    with open_bytes(uri) as f:
         while chunk := f.read(1 << 22):
             digest.update(chunk)
             size += len(chunk)
@@ -161,10 +160,6 @@ def release_config(doc: dict[str, Any]) -> dict[str, Any]:
         elif isinstance(value, list):
             doc[key] = [file_name(v) if isinstance(v, str) else v for v in value]
     return doc
-
-
-def is_uri(path: str) -> bool:
-    return "://" in path
 
 
 _flags: dict[str, Any] = {"args": [], "applied": False}

@@ -52,8 +52,8 @@ from corpusforge.sources.opus.streams import (
     file_name,
     iter_lines,
     open_decompressed,
-    open_raw,
 )
+from corpusforge.sources.uris import open_bytes
 from corpusforge.text.langid import normalize_lang
 
 _MEMBER = re.compile(r"^(?P<stem>.+)\.(?P<l1>[^.\-]+)-(?P<l2>[^.\-]+)\.(?P<lang>[^.\-]+)$")
@@ -283,7 +283,7 @@ def read_moses_zip(uri: str, *, dataset: str | None = None) -> Iterator[SourceIt
     """
     origin_file = file_name(uri)
     try:
-        with open_raw(uri) as raw, zipfile.ZipFile(raw) as zf:
+        with open_bytes(uri) as raw, zipfile.ZipFile(raw) as zf:
             names = zf.namelist()
             pairs = moses_members(names)
             if not pairs:

@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, cast
 
+from corpusforge.sources.uris import open_bytes
+
 GZIP_MAGIC = b"\x1f\x8b"
 BZ2_MAGIC = b"BZh"
 XZ_MAGIC = b"\xfd7zXZ\x00"
@@ -32,14 +34,6 @@ ZIP_ERRORS: tuple[type[Exception], ...] = (*STREAM_ERRORS, zipfile.BadZipFile)
 def file_name(uri: str) -> str:
     """The last path component of a local path or URI, used in origins."""
     return posixpath.basename(uri.replace("\\", "/").rstrip("/")) or uri
-
-
-def open_raw(uri: str) -> IO[bytes]:
-    """Open a local path or ``gs://``, ``s3://``, ``http(s)://`` URI as seekable bytes."""
-    import smart_open  # lazily: its cloud clients take most of a second to import
-
-    stream: IO[bytes] = smart_open.open(uri, "rb", compression="disable")
-    return stream
 
 
 def decompressed(raw: IO[bytes]) -> IO[bytes]:
@@ -61,8 +55,8 @@ def decompressed(raw: IO[bytes]) -> IO[bytes]:
 
 @contextlib.contextmanager
 def open_decompressed(uri: str) -> Iterator[IO[bytes]]:
-    """:func:`open_raw` then :func:`decompressed`, as a context manager that closes both."""
-    with open_raw(uri) as raw:
+    """:func:`open_bytes` then :func:`decompressed`, as a context manager that closes both."""
+    with open_bytes(uri) as raw:
         stream = decompressed(raw)
         try:
             yield stream

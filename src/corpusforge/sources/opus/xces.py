@@ -46,9 +46,9 @@ from corpusforge.sources.opus.streams import (
     decompressed,
     file_name,
     open_decompressed,
-    open_raw,
 )
 from corpusforge.sources.opus.xmlstream import XmlStreamError, element_text, iter_elements
+from corpusforge.sources.uris import open_bytes
 from corpusforge.text.langid import normalize_lang
 
 _ZIP_PREFIX = re.compile(r"^(?:.*?/)?(?:xml|raw)/")
@@ -200,7 +200,7 @@ class _ZipIndex:
 
     @classmethod
     def open(cls, uri: str) -> _ZipIndex:
-        raw = open_raw(uri)
+        raw = open_bytes(uri)
         try:
             zf = zipfile.ZipFile(raw)
         except BaseException:
@@ -240,7 +240,7 @@ def _exists(uri: str) -> bool:
     if "://" not in uri:
         return os.path.isfile(uri)
     try:
-        with open_raw(uri):
+        with open_bytes(uri):
             return True
     except OSError:
         return False

@@ -41,6 +41,7 @@ from corpusforge.sources.twitter.decode import (
     ReadReason,
     decode_member,
 )
+from corpusforge.sources.uris import open_bytes
 
 __all__ = [
     "BZ2_MAGIC",
@@ -56,7 +57,6 @@ __all__ = [
     "classify_member_name",
     "iter_lines",
     "list_members",
-    "open_uri",
     "read_member_lines",
 ]
 
@@ -123,14 +123,6 @@ def archive_name(uri: str) -> str:
     return posixpath.basename(uri.rstrip("/")) or uri
 
 
-def open_uri(uri: str) -> IO[bytes]:
-    """Open a local path or a ``gs://``, ``s3://``, ``http(s)://`` URI for seekable reading."""
-    import smart_open  # lazily: its cloud clients take most of a second to import
-
-    stream: IO[bytes] = smart_open.open(uri, "rb", compression="disable")
-    return stream
-
-
 def classify_member_name(name: str) -> SkipReason | None:
     """``None`` for a member we read, else why the entry is skipped.
 
@@ -157,7 +149,7 @@ def list_members(uri: str) -> Iterator[MemberRef | Skipped | ReadProblem]:
     """
     name = archive_name(uri)
     try:
-        with open_uri(uri) as f:
+        with open_bytes(uri) as f:
             head = f.read(512)
             if not head:
                 yield ReadProblem(
@@ -245,7 +237,7 @@ def read_member_lines(
     """
     limits = limits or ReadLimits()
     try:
-        with open_uri(ref.uri) as f:
+        with open_bytes(ref.uri) as f:
             if ref.container == "targz":
                 yield from _read_targz(ref, f, limits)
                 return
