@@ -162,24 +162,25 @@ def release_config(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-_flags: dict[str, Any] = {"args": [], "applied": False}
+_flags: dict[str, Any] = {"args": None, "applied": False}
 
 
 def use_filesystem_flags(beam_args: list[str]) -> None:
-    """The flags (``--s3_*``, …) Beam's ``FileSystems`` get; with none, they get them when
-    a URI is first used, so a local build never imports Beam."""
+    """The flags (``--s3_*``, …) this process's Beam ``FileSystems`` get (without them an
+    ``s3://`` path fails with "Must provide one of client or options"): at once when there
+    are some, else when a URI is first used, so a local build never imports Beam. A process
+    that never calls this (a Beam worker: its harness sets them) keeps what it has."""
     _flags.update(args=list(beam_args), applied=False)
     if beam_args:
         _filesystems()
 
 
 def _filesystems() -> type[FileSystems]:
-    """Beam's ``FileSystems``, for URIs only (importing Beam takes about a second), given the
-    build's flags (without them an ``s3://`` path fails with "Must provide one of client or
-    options")."""
+    """Beam's ``FileSystems``, for URIs only (importing Beam takes about a second), with the
+    build's flags once :func:`use_filesystem_flags` has named them."""
     from apache_beam.io.filesystems import FileSystems
 
-    if not _flags["applied"]:
+    if _flags["args"] is not None and not _flags["applied"]:
         from apache_beam.options.pipeline_options import PipelineOptions
 
         FileSystems.set_options(PipelineOptions(_flags["args"]))
