@@ -1,8 +1,9 @@
 """The local bitext/ParaNMT engine publishes the Beam pipeline's release, byte for byte.
 
 Each case builds the same inputs with ``engine="beam"`` (Beam's in-process runner) and with
-the local engine on 1 and 2 workers (the second under the smallest ``--memory-limit``), and compares every file of the releases, the manifest
-included: the pairs, the dead letters, every count. Partitions are forced down to a few
+the local engine on 1 and 2 workers (the second under the smallest ``--memory-limit``), and
+compares every file of the releases, the manifest included: the pairs, the dead letters,
+every count. Partitions are forced down to a few
 kilobytes in one case, so duplicates and capped groups are spread over many partitions and
 the exact cap's threshold must be found across them.
 """

@@ -141,7 +141,7 @@ def extract_batches(todo: list[InputArchive], beam_args: list[str]) -> list[list
     """
     if not todo:
         return []
-    if str(runner_of(beam_args)).rsplit(".", 1)[-1] in IN_PROCESS_RUNNERS:
+    if runner_of(beam_args).rsplit(".", 1)[-1] in IN_PROCESS_RUNNERS:
         return [[archive] for archive in todo]
     return [todo]
 
