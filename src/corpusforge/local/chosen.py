@@ -98,15 +98,15 @@ class PairRows:
         for name, values in ranks.items():
             table = table.append_column(self._schema.field(name), pa.array(values, pa.uint64()))
         self._buffer = []
+        if self._n == 1:
+            self._write(0, table)
+            return
         frame = pl.from_arrow(table)
         assert isinstance(frame, pl.DataFrame)
-        if self._n > 1:
-            group = pl.struct(TEXTS).hash(seed=0) % self._n
-            parts = frame.with_columns(group.alias("_group")).partition_by("_group", as_dict=True)
-        else:
-            parts = {(0,): frame.with_columns(pl.lit(0).alias("_group"))}
+        group = (pl.struct(TEXTS).hash(seed=0) % self._n).alias("_group")
+        parts = frame.with_columns(group).partition_by("_group", as_dict=True, include_key=False)
         for (g,), part in parts.items():
-            self._write(int(g), part.drop("_group").to_arrow())
+            self._write(int(g), part.to_arrow())
 
     def _write(self, g: int, table: pa.Table) -> None:
         writer = self._writers.get(g)
@@ -131,10 +131,11 @@ class PairRows:
             frame = pl.read_ipc(self._path(g))
             os.remove(self._path(g))
             deduped = frame.sort(DUP_ORDER).unique(TEXTS, keep="first", maintain_order=True)
-            _count_drops(frame, deduped, counts)
+            before = dict(_per_dataset(frame))
             del frame
             deduped.write_ipc(self._path(g, "kept"))
             for dataset, n in _per_dataset(deduped):
+                _count_drops(dataset, before[dataset] - n, counts)
                 key = "rows" if pairs_per_dataset is None else "deduped"
                 counts[f"pairs.{dataset}.{key}"] += n
             if pairs_per_dataset is not None:
@@ -165,15 +166,12 @@ def _per_dataset(frame: pl.DataFrame) -> list[tuple[str, int]]:
     return [(d, n) for d, n in frame.group_by("dataset").len().sort("dataset").iter_rows()]
 
 
-def _count_drops(frame: pl.DataFrame, deduped: pl.DataFrame, counts: Counter[str]) -> None:
+def _count_drops(dataset: str, dropped: int, counts: Counter[str]) -> None:
     """``pairs.<dataset>.dropped.pair_duplicate_text``: each dropped pair stands for its
     dataset's tweets per pair; no key where nothing was dropped (as in Beam)."""
-    before = dict(_per_dataset(frame))
-    for dataset, n in _per_dataset(deduped):
-        dropped = before[dataset] - n
-        if dropped:
-            key = f"pairs.{dataset}.dropped.{DropReason.PAIR_DUPLICATE_TEXT}"
-            counts[key] += dropped * CHILDREN_PER_PAIR[dataset]
+    if dropped:
+        key = f"pairs.{dataset}.dropped.{DropReason.PAIR_DUPLICATE_TEXT}"
+        counts[key] += dropped * CHILDREN_PER_PAIR[dataset]
 
 
 def _smallest(frame: pl.DataFrame, n: int) -> pl.DataFrame:

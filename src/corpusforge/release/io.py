@@ -162,7 +162,8 @@ def release_config(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-_flags: dict[str, Any] = {"args": None, "applied": False}
+_pending: dict[str, list[str] | None] = {"flags": None}
+"""Flags :func:`use_filesystem_flags` named that ``FileSystems`` has not been given yet."""
 
 
 def use_filesystem_flags(beam_args: list[str]) -> None:
@@ -170,7 +171,7 @@ def use_filesystem_flags(beam_args: list[str]) -> None:
     ``s3://`` path fails with "Must provide one of client or options"): at once when there
     are some, else when a URI is first used, so a local build never imports Beam. A process
     that never calls this (a Beam worker: its harness sets them) keeps what it has."""
-    _flags.update(args=list(beam_args), applied=False)
+    _pending["flags"] = list(beam_args)
     if beam_args:
         _filesystems()
 
@@ -180,11 +181,11 @@ def _filesystems() -> type[FileSystems]:
     build's flags once :func:`use_filesystem_flags` has named them."""
     from apache_beam.io.filesystems import FileSystems
 
-    if _flags["args"] is not None and not _flags["applied"]:
+    flags, _pending["flags"] = _pending["flags"], None
+    if flags is not None:
         from apache_beam.options.pipeline_options import PipelineOptions
 
-        FileSystems.set_options(PipelineOptions(_flags["args"]))
-        _flags["applied"] = True
+        FileSystems.set_options(PipelineOptions(flags))
     return FileSystems
 
 
@@ -201,9 +202,7 @@ def delete(paths: list[str]) -> None:
     remote = [p for p in paths if is_uri(p)]
     if remote:
         _filesystems().delete(remote)
-    for path in paths:
-        if is_uri(path):
-            continue
+    for path in (p for p in paths if not is_uri(p)):
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path)
         else:
