@@ -1,19 +1,21 @@
-"""``write_card``: README.md with the manifest's numbers, valid PNGs, identical bytes twice."""
+"""``write_card``: README.md with the manifest's numbers, self-contained SVGs, identical bytes
+twice."""
 
 from __future__ import annotations
 
 import hashlib
-import struct
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from corpusforge.inspect.card import DPI, sample_pairs, write_card
+from corpusforge.inspect.card import sample_pairs, write_card
+from corpusforge.inspect.card_plots import WIDTH, _ticks
 from corpusforge.inspect.stats import read_manifest
 from corpusforge.inspect.validate import validate_release
 from tests.release import copy_release, real_release, synthetic_release
 
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 @pytest.fixture(scope="module")
@@ -24,18 +26,8 @@ def carded(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _digests(release: Path) -> dict[str, str]:
-    files = [release / "README.md", *sorted((release / "card").glob("*.png"))]
+    files = [release / "README.md", *sorted((release / "card").iterdir())]
     return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
-
-
-def _png_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
-    assert data[:8] == PNG_SIGNATURE
-    chunks, i = [], 8
-    while i < len(data):
-        (n,) = struct.unpack(">I", data[i : i + 4])
-        chunks.append((data[i + 4 : i + 8], data[i + 8 : i + 8 + n]))
-        i += 12 + n
-    return chunks
 
 
 def test_the_card_mentions_the_manifest_counts(carded: Path) -> None:
@@ -60,22 +52,44 @@ def test_the_card_mentions_the_manifest_counts(carded: Path) -> None:
         "Deletions honoured",
         "no user ids",
         "URLs removed, @mentions removed",
-        "![funnel](card/funnel.png)",
-        "![text lengths](card/lengths.png)",
+        "![funnel](card/funnel.svg)",
+        "![candidate children per dataset](card/children.svg)",
     ):
         assert needle in card, needle
+    for name in manifest["datasets"]:
+        assert f"![text lengths: {name}](card/lengths-{name}.svg)" in card
 
 
-def test_the_plots_are_valid_pngs_without_varying_metadata(carded: Path) -> None:
-    plots = sorted((carded / "card").glob("*.png"))
-    assert [p.name for p in plots] == ["funnel.png", "lengths.png"]
-    for plot in plots:
-        chunks = _png_chunks(plot.read_bytes())
-        kinds = [kind for kind, _ in chunks]
-        assert kinds[0] == b"IHDR" and kinds[-1] == b"IEND" and b"IDAT" in kinds
-        assert not {b"tEXt", b"iTXt", b"zTXt", b"tIME"} & set(kinds)
-        width, height = struct.unpack(">II", chunks[0][1][:8])
-        assert width == 10 * DPI and height >= 2 * DPI
+def test_the_plots_are_self_contained_svgs_that_show_the_counts(carded: Path) -> None:
+    manifest = read_manifest(carded)
+    names = sorted(p.name for p in (carded / "card").iterdir())
+    lengths = [f"lengths-{n}.svg" for n in manifest["datasets"]]
+    assert names == sorted(["funnel.svg", "children.svg", *lengths])
+    for name in names:
+        root = ET.fromstring((carded / "card" / name).read_bytes())
+        assert root.tag == f"{SVG}svg" and root.get("id") == f"chart-{name[:-4]}"
+        assert root.get("viewBox", "").split()[2] == str(WIDTH)
+        for script in root.iter(f"{SVG}script"):  # pygal's inline config, never a fetch
+            assert set(script.attrib) == {"type"}
+            assert "http://" not in script.text and "https://" not in script.text
+    funnel = ET.fromstring((carded / "card" / "funnel.svg").read_bytes())
+    texts = {t.text for t in funnel.iter(f"{SVG}text")}
+    assert f"{manifest['counts']['lines_read']:,}" in texts
+    assert "stream lines read" in texts
+
+
+def test_an_older_cards_plots_are_removed(carded: Path) -> None:
+    (carded / "card" / "funnel.png").write_bytes(b"an older card's plot")
+    write_card(str(carded))
+    assert not (carded / "card" / "funnel.png").exists()
+
+
+@pytest.mark.parametrize(
+    ("top", "ticks"),
+    [(1, [0, 1]), (5, [0, 1, 2, 3, 4, 5]), (6, [0, 2, 4, 6]), (24, [0, 5, 10, 15, 20, 25])],
+)
+def test_histogram_ticks_are_whole_numbers_past_the_top(top: int, ticks: list[int]) -> None:
+    assert _ticks(top) == ticks
 
 
 def test_two_card_runs_write_identical_bytes(carded: Path) -> None:

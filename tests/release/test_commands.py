@@ -76,4 +76,4 @@ def test_card_writes_the_readme(synthetic: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, ["card", str(release)])
     assert result.exit_code == 0, result.output
     assert result.output.strip() == str(release / "README.md")
-    assert (release / "card" / "funnel.png").is_file()
+    assert (release / "card" / "funnel.svg").is_file()

@@ -2,7 +2,7 @@
 
     corpusforge validate release/          # exit 0 only when every check holds
     corpusforge stats release/ --json      # counts, lengths, languages, funnel
-    corpusforge card release/              # release/README.md and release/card/*.png
+    corpusforge card release/              # release/README.md and release/card/*.svg
 
 Each function is registered on the main app as a top-level command.
 """

@@ -10,9 +10,8 @@ sentence-transformers. The card starts with the Hugging Face dataset-card YAML h
 the release folder can be pushed to the Hub as it is.
 
 The card is a function of the release: two runs write the same bytes. Samples are the pairs
-with the smallest hash of their tweet ids; plots are drawn by matplotlib's Agg renderer at a
-fixed size, with matplotlib's default style (not the user's ``matplotlibrc``), and saved
-without the software or date metadata.
+with the smallest hash of their tweet ids; plots are SVG charts with fixed ids
+(:mod:`corpusforge.inspect.card_plots`).
 
 Three modules: this one writes the card (``write_card``) and picks its sample pairs;
 :mod:`corpusforge.inspect.card_plots` draws the plots and
@@ -21,7 +20,6 @@ Three modules: this one writes the card (``write_card``) and picks its sample pa
 
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,7 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from corpusforge.inspect.card_markdown import render_card
-from corpusforge.inspect.card_plots import DPI, funnel_figure, lengths_figure
+from corpusforge.inspect.card_plots import children_svg, funnel_svg, lengths_svg
 from corpusforge.inspect.stats import ordered, read_manifest, release_stats
 from corpusforge.inspect.unreadable import unreadable_inputs
 
@@ -43,7 +41,8 @@ SAMPLES_PER_DATASET = 3
 
 
 def write_card(release_dir: str, name: str | None = None) -> Path:
-    """Write ``release_dir/README.md`` and ``release_dir/card/*.png``.
+    """Write ``release_dir/README.md`` and ``release_dir/card/*.svg`` (the folder's other files
+    go: they were an older card's).
 
     Args:
         release_dir: a local release directory with its ``manifest.json``.
@@ -60,11 +59,13 @@ def write_card(release_dir: str, name: str | None = None) -> Path:
         for name, ds in ordered(manifest["datasets"]).items()
         if name != "all"
     }
-    (root / PLOTS).mkdir(exist_ok=True)
-    plots = {
-        "funnel": _save(root / PLOTS / "funnel.png", funnel_figure(stats["funnel"])),
-        "lengths": _save(root / PLOTS / "lengths.png", lengths_figure(stats["datasets"])),
-    }
+    svgs = {"funnel.svg": funnel_svg(stats["funnel"])}
+    if stats["funnel"]["datasets"]:
+        svgs["children.svg"] = children_svg(stats["funnel"])
+    for ds_name, ds in stats["datasets"].items():
+        if ds.get("histograms"):
+            svgs[f"lengths-{ds_name}.svg"] = lengths_svg(ds_name, ds)
+    plots = _save_plots(root / PLOTS, svgs)
     unreadable = unreadable_inputs(root, manifest)
     text = render_card(
         manifest, stats, samples, plots, name=name or root.resolve().name, unreadable=unreadable
@@ -80,12 +81,16 @@ def _write_atomically(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def _save(path: Path, figure: Any) -> str:
-    """Save a figure as PNG without metadata that varies; returns the card-relative path."""
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
-    _write_atomically(path, buffer.getvalue())
-    return f"{PLOTS}/{path.name}"
+def _save_plots(folder: Path, svgs: dict[str, bytes]) -> dict[str, str]:
+    """Write the plots into ``folder`` and remove its other files (an older card's plots);
+    the card-relative path of each plot, by name without ``.svg``."""
+    folder.mkdir(exist_ok=True)
+    for old in folder.iterdir():
+        if old.name not in svgs and old.is_file():
+            old.unlink()
+    for name, data in svgs.items():
+        _write_atomically(folder / name, data)
+    return {name.removesuffix(".svg"): f"{PLOTS}/{name}" for name in svgs}
 
 
 def _mix64(x: np.ndarray) -> np.ndarray:

@@ -96,7 +96,8 @@ def render_card(
         manifest: the release manifest.
         stats: :func:`corpusforge.inspect.stats.release_stats` with histograms.
         samples: sample pair rows per dataset.
-        plots: card-relative paths of the ``funnel`` and ``lengths`` plots.
+        plots: card-relative paths of the plots: ``funnel``, ``children`` (when the release
+            has datasets with a funnel) and ``lengths-<dataset>`` (per dataset).
         name: the release folder's name, used in the loading examples.
         unreadable: the archives and members that could not be read at all
             (:func:`corpusforge.inspect.unreadable.unreadable_inputs`).
@@ -130,8 +131,8 @@ def render_card(
     out += [*_summary(manifest, total, twitter), ""]
     out += _contents(manifest, datasets, twitter)
     out += _unreadable_section(unreadable)
-    out += _funnel_section(stats["funnel"], plots["funnel"])
-    out += _lengths_section(stats, plots["lengths"])
+    out += _funnel_section(stats["funnel"], plots)
+    out += _lengths_section(stats, plots)
     out += _samples_section(samples)
     out += _build_section(manifest)
     out += _ethics_section(manifest) if twitter else _generic_licence_section()
@@ -213,14 +214,14 @@ def _contents(manifest: Mapping[str, Any], datasets: Mapping[str, Any], twitter:
     return out
 
 
-def _funnel_section(funnel: Mapping[str, Any], plot: str) -> list[str]:
+def _funnel_section(funnel: Mapping[str, Any], plots: Mapping[str, str]) -> list[str]:
     out = ["## From lines read to pairs kept", ""]
     rows = []
     for s in funnel["stages"]:
         removed = ", ".join(f"{k} {v:,}" for k, v in s["removed"].items() if v)
         rows.append([s["label"], _n(s["count"]), removed])
     out += _table(["stage", "count", "removed on the way"], rows, "lrl")
-    out += ["", f"![funnel]({plot})", ""]
+    out += ["", f"![funnel]({plots['funnel']})", ""]
     if funnel["datasets"]:
         rows = []
         for ds_name, d in funnel["datasets"].items():
@@ -236,10 +237,12 @@ def _funnel_section(funnel: Mapping[str, Any], plot: str) -> list[str]:
             "lists every identity.",
             "",
         ]
+        if "children" in plots:
+            out += [f"![candidate children per dataset]({plots['children']})", ""]
     return out
 
 
-def _lengths_section(stats: Mapping[str, Any], plot: str) -> list[str]:
+def _lengths_section(stats: Mapping[str, Any], plots: Mapping[str, str]) -> list[str]:
     out = ["## Text lengths and languages", ""]
     rows = []
     for ds_name, ds in stats["datasets"].items():
@@ -257,7 +260,10 @@ def _lengths_section(stats: Mapping[str, Any], plot: str) -> list[str]:
         rows,
         "llrr",
     )
-    out += ["", f"![text lengths]({plot})", ""]
+    out += [""]
+    for ds_name in stats["datasets"]:
+        if f"lengths-{ds_name}" in plots:
+            out += [f"![text lengths: {ds_name}]({plots[f'lengths-{ds_name}']})", ""]
     rows = []
     for ds_name, ds in stats["datasets"].items():
         n = max(ds["rows"], 1)

@@ -1,121 +1,158 @@
-"""Release statistics -> the dataset card's plots: the funnel and the text lengths.
+"""Release statistics -> the dataset card's plots, as SVG: the funnel and the text lengths.
 
-Turns :func:`corpusforge.inspect.stats.release_stats` (with histograms) into matplotlib
-figures drawn by the Agg renderer at a fixed size and ``DPI``, under matplotlib's default
-style whatever the user's ``matplotlibrc`` says, so the PNGs that
-:func:`corpusforge.inspect.card.write_card` saves are the same bytes on every run.
+Turns :func:`corpusforge.inspect.stats.release_stats` (with histograms) into pygal charts
+rendered as standalone SVG (no external script, no web font: pygal's inline config block is
+inert data), which GitHub and the Hugging Face Hub show inline from the release's ``card/``
+folder. Each chart gets a fixed id instead of
+pygal's random one, so :func:`corpusforge.inspect.card.write_card` writes the same bytes on
+every run. pygal draws in a few milliseconds and imports in a few tens of them, so the card
+adds almost nothing to a small build.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
+import pygal
+from pygal.style import Style
 
-DPI = 100
+WIDTH = 1000
+"""Width of every plot, in SVG pixels."""
 
-
-def _figure(width: float, height: float) -> Any:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
-    FigureCanvasAgg(figure)
-    return figure
-
-
-def _styled(draw: Any) -> Any:
-    """Run ``draw()`` under matplotlib's default style, whatever the user's rc says."""
-    import matplotlib.style
-
-    with matplotlib.style.context("default"):
-        return draw()
-
-
-def funnel_figure(funnel: Mapping[str, Any]) -> Any:
-    """The funnel: counts per stage (log scale) and candidate children per dataset.
-
-    Args:
-        funnel: ``release_stats(...)["funnel"]``: ``stages`` (label, count) and, per
-            dataset, its ``rows`` and ``dropped`` children by reason.
-    """
-
-    def draw() -> Any:
-        stages = funnel["stages"]
-        datasets = funnel["datasets"]
-        figure = _figure(10, 4.5)
-        left, right = figure.subplots(1, 2, width_ratios=[1.1, 1])
-        labels = [s["label"] for s in stages][::-1]
-        counts = [s["count"] for s in stages][::-1]
-        left.barh(range(len(counts)), [max(c, 0.8) for c in counts], color="#4c72b0")
-        left.set_yticks(range(len(labels)), labels, fontsize=8)
-        left.set_xscale("log")
-        left.set_title("from lines read to pairs kept", fontsize=10)
-        for y, c in enumerate(counts):
-            left.annotate(
-                f"{c:,}",
-                (max(c, 0.8), y),
-                xytext=(3, 0),
-                textcoords="offset points",
-                va="center",
-                fontsize=7,
-            )
-        left.margins(x=0.25)
-        names = list(datasets)
-        reasons = sorted({r for d in datasets.values() for r in d["dropped"]})
-        colors = _palette(len(reasons) + 1)
-        base = np.zeros(len(names))
-        kept = np.array([datasets[n]["rows"] for n in names], dtype=float)
-        right.barh(names, kept, color=colors[0], label="kept (children in pairs)")
-        base += kept
-        for i, reason in enumerate(reasons, start=1):
-            values = np.array([datasets[n]["dropped"].get(reason, 0) for n in names], float)
-            right.barh(names, values, left=base, color=colors[i], label=reason)
-            base += values
-        right.invert_yaxis()
-        right.set_title("candidate children per dataset", fontsize=10)
-        right.tick_params(labelsize=8)
-        if names:
-            right.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        return figure
-
-    return _styled(draw)
+STYLE = Style(
+    font_family="DejaVu Sans, Helvetica, Arial, sans-serif",
+    background="white",
+    plot_background="white",
+    colors=(
+        "#4c72b0",
+        "#dd8452",
+        "#55a868",
+        "#c44e52",
+        "#8172b3",
+        "#937860",
+        "#da8bc3",
+        "#8c8c8c",
+        "#ccb974",
+        "#64b5cd",
+    ),
+    title_font_size=15,
+    label_font_size=11,
+    major_label_font_size=11,
+    legend_font_size=12,
+    value_font_size=11,
+    opacity="0.85",
+)
 
 
-def _palette(n: int) -> list[Any]:
-    from matplotlib import colormaps
+def _chart(kind: Any, chart_id: str, height: int, **options: Any) -> Any:
+    chart = kind(
+        width=WIDTH,
+        height=height,
+        style=STYLE,
+        js=(),
+        truncate_label=-1,
+        truncate_legend=-1,
+        **options,
+    )
+    chart.uuid = chart_id  # pygal's default is a fresh uuid4: the same bytes twice need this
+    return chart
 
-    cmap = colormaps["tab20"]
-    return [cmap(i % 20) for i in range(max(n, 1))]
+
+def _render(chart: Any) -> bytes:
+    svg: bytes = chart.render()
+    return svg
 
 
-def lengths_figure(datasets: Mapping[str, Any]) -> Any:
-    """Histograms of text lengths in characters, anchor and positive, one panel per dataset.
+def funnel_svg(funnel: Mapping[str, Any]) -> bytes:
+    """Counts per stage, from lines read to pairs kept.
 
     Args:
-        datasets: ``release_stats(..., histograms=True)["datasets"]``.
+        funnel: ``release_stats(...)["funnel"]``: its ``stages`` (label, count).
     """
+    stages = funnel["stages"]
+    chart = _chart(
+        pygal.HorizontalBar,
+        "funnel",
+        80 + 32 * len(stages),
+        title="from lines read to pairs kept",
+        show_legend=False,
+        print_values=True,
+        print_values_position="top",
+        value_formatter=lambda v: f"{v:,.0f}",
+    )
+    chart.x_labels = [s["label"] for s in stages][::-1]
+    chart.add("count", [s["count"] for s in stages][::-1])
+    return _render(chart)
 
-    def draw() -> Any:
-        names = [n for n, d in datasets.items() if d.get("histograms")]
-        cols = 2
-        rows = max(1, math.ceil(len(names) / cols))
-        figure = _figure(10, 2.4 * rows)
-        axes = np.atleast_1d(figure.subplots(rows, cols, squeeze=False)).ravel()
-        for ax, name in zip(axes, names, strict=False):
-            hist = datasets[name]["histograms"]
-            edges = hist["edges"]
-            for side, color in (("anchor", "#4c72b0"), ("positive", "#dd8452")):
-                ax.stairs(hist[side], edges, label=side, color=color)
-            ax.set_title(f"{name} (pairs: {datasets[name]['rows']:,})", fontsize=9)
-            ax.set_ylabel("texts", fontsize=8)
-            ax.set_xlabel("characters", fontsize=8)
-            ax.tick_params(labelsize=7)
-            ax.legend(fontsize=7)
-        for ax in axes[len(names) :]:
-            ax.set_axis_off()
-        return figure
 
-    return _styled(draw)
+def children_svg(funnel: Mapping[str, Any]) -> bytes:
+    """Candidate children per dataset: kept (in pairs) and dropped, stacked by reason.
+
+    Args:
+        funnel: ``release_stats(...)["funnel"]``: per dataset, its ``rows`` (children in
+            pairs) and ``dropped`` children by reason.
+    """
+    datasets = funnel["datasets"]
+    names = list(datasets)
+    reasons = sorted({r for d in datasets.values() for r in d["dropped"]})
+    chart = _chart(
+        pygal.HorizontalStackedBar,
+        "children",
+        140 + 40 * max(len(names), 1) + 18 * (len(reasons) + 1) // 2,
+        title="candidate children per dataset",
+        legend_at_bottom=True,
+        legend_at_bottom_columns=2,
+        value_formatter=lambda v: f"{v:,.0f}",
+    )
+    chart.x_labels = names[::-1]
+    chart.add("kept (children in pairs)", [datasets[n]["rows"] for n in names][::-1])
+    for reason in reasons:
+        chart.add(reason, [datasets[n]["dropped"].get(reason, 0) for n in names][::-1])
+    return _render(chart)
+
+
+def lengths_svg(name: str, dataset: Mapping[str, Any]) -> bytes:
+    """Histogram of one dataset's text lengths in characters, anchor and positive.
+
+    Args:
+        name: the dataset.
+        dataset: ``release_stats(..., histograms=True)["datasets"][name]``.
+    """
+    hist = dataset["histograms"]
+    edges = hist["edges"]
+    chart = _chart(
+        pygal.XY,
+        f"lengths-{name}",
+        320,
+        title=f"{name} (pairs: {dataset['rows']:,})",
+        x_title="characters",
+        y_title="texts",
+        show_dots=False,
+        stroke_style={"width": 1.5},
+        legend_at_bottom=True,
+        y_labels=_ticks(max([*hist["anchor"], *hist["positive"], 1])),
+        x_value_formatter=lambda v: f"{v:,.0f}",
+    )
+    for side in ("anchor", "positive"):
+        chart.add(side, _stairs(edges, hist[side]))
+    return _render(chart)
+
+
+def _ticks(top: int) -> list[int]:
+    """Whole-number ticks from 0 past ``top``, about five, at steps of 1, 2 or 5 × 10^k."""
+    scale = 1
+    while True:
+        for step in (scale, 2 * scale, 5 * scale):
+            if top / step <= 5:
+                return list(range(0, top + step, step))
+        scale *= 10
+
+
+def _stairs(edges: list[float], counts: list[int]) -> list[tuple[float, int]]:
+    """A histogram as the corners of its outline: flat over each bin, steps at the edges."""
+    points: list[tuple[float, int]] = [(edges[0], 0)]
+    for left, right, count in zip(edges, edges[1:], counts, strict=False):
+        points += [(left, count), (right, count)]
+    points.append((edges[len(counts)], 0))
+    return points
