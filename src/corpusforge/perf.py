@@ -211,7 +211,8 @@ def pair_stage(
 
 
 def whole_build(archive: str, runner: str, workers: int | None = None) -> int:
-    """A whole Twitter build of ``archive`` into a fresh folder; lines read.
+    """A whole Twitter build of ``archive`` into a fresh folder, dataset card included (as
+    ``corpusforge twitter build`` runs it); lines read.
 
     Args:
         archive: the archive.
@@ -222,6 +223,7 @@ def whole_build(archive: str, runner: str, workers: int | None = None) -> int:
     """
     from corpusforge.builds import twitter as tb
     from corpusforge.config.twitter import TwitterConfig
+    from corpusforge.inspect.card import write_card
 
     engine = "local" if runner == "local" else "beam"
     beam_args = ["--runner=prism"] if runner == "prism" else []
@@ -233,7 +235,7 @@ def whole_build(archive: str, runner: str, workers: int | None = None) -> int:
             pair_engine=engine,
             workers=workers,
         )
-        manifest = tb.build(config, beam_args)
+        manifest = tb.build(config, beam_args, finish_draft=write_card)
     return int(manifest["counts"]["lines_read"])
 
 

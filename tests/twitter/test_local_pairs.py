@@ -277,6 +277,37 @@ def test_records_that_disagree_about_links_are_merged_in_every_partition(
     assert counts[0] == counts[1]
 
 
+def test_the_extracts_are_read_three_times_whatever_the_partitions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parents, the counting pass, then the rows: one more read spreads them to a file per
+    partition, so more partitions never mean more reads of the extracts."""
+    archive = tmp_path / "twitter-stream-2021-01-01.zip"
+    write_synthetic_archive(archive, tweets=2000, layout="zip-2020", seed=3)
+    release = tmp_path / "release"
+    build(TwitterConfig(inputs=(str(archive),), out=str(release), benchmarks=BENCH))
+    tweet_files = sorted(str(p) for p in release.glob("tweets/*/tweets/*.parquet"))
+    delete_files = sorted(str(p) for p in release.glob("tweets/*/deletes/*.parquet"))
+    settings = PairSettings(
+        profile=get_profile("paper"), min_chars=20, langs=("en",), seed=0, benchmarks=BENCH
+    )
+    reads = Counter[int]()
+    read_batches = local_pairs._Tweets._batches
+
+    def counted(self: Any, columns: list[str] | None = None) -> Any:
+        reads[partitions] += 1
+        return read_batches(self, columns)
+
+    monkeypatch.setattr(local_pairs._Tweets, "_batches", counted)
+    results = []
+    for partitions in (1, 2, 7):
+        with pair_tweets(tweet_files, delete_files, settings, partitions=partitions) as stage:
+            results.append((sorted(map(str, stage.pairs)), stage.benchmarks, stage.counts))
+            assert not list(Path(stage.spill).glob("rows-*.arrow"))  # each read once, removed
+    assert reads == {1: 3, 2: 3, 7: 3}
+    assert results[0][0] and results[0] == results[1] == results[2]
+
+
 class _Tracked(list):  # type: ignore[type-arg]
     """A list that can be watched with a weak reference."""
 

@@ -18,12 +18,12 @@ conversation tweets ever become Python objects, and those live once, in plain li
 dicts.
 
 Memory is bounded by ``partitions``: the tweets are processed in key-space partitions by
-root id (every root and its quotes and replies fall in one partition), each read from the
-extracts with a columnar filter, and a partition's conversation objects are released before
-the next is read. Benchmarks are chosen in a first pass over the partitions that keeps only
-each partition's best candidates (enough for the global choice to be exact); pairs are
-chosen in a second pass, once the benchmarks' tweets are known. The rows do not depend on
-the number of partitions (tested).
+root id (every root and its quotes and replies fall in one partition), whose rows are written
+to one Arrow file each in a single read of the extracts, and a partition's conversation
+objects are released before the next is read. Benchmarks are chosen in a first pass over the
+partitions that keeps only each partition's best candidates (enough for the global choice to
+be exact); pairs are chosen in a second pass, once the benchmarks' tweets are known. The rows
+do not depend on the number of partitions (tested).
 """
 
 from __future__ import annotations
@@ -229,17 +229,21 @@ class _Tweets:
     def kept_rows(self) -> int:
         return len(self._links[0])
 
-    def plan(self, partitions: int) -> None:
-        """Record, per kept id, the partitions any of its records belongs to.
+    def plan(self, partitions: int, spill: str) -> None:
+        """Decide the partitions each kept row belongs to and, with more than one, write every
+        partition's kept rows to its own Arrow file under ``spill``.
 
         A record belongs to the partition of its own id and of each id it links to, so each
         partition later reads every record of a tweet it needs, even where the records of
-        one tweet disagree about its links.
+        one tweet disagree about its links. The extracts are read once more here, whatever
+        the number of partitions; each partition then reads only its own file (its rows in
+        the extracts' order, as one read of the extracts would give them).
         """
         ids, reply, quote = self._links
         del self._links
+        self._partitions = partitions
+        self._spill = spill
         if partitions == 1 or len(ids) == 0:
-            self._ids = self._masks = np.empty(0, np.int64)
             return
         mask = np.zeros(len(ids), dtype=np.uint64)
         for column in (ids, reply, quote):
@@ -248,18 +252,46 @@ class _Tweets:
         order = np.argsort(ids, kind="stable")
         ids, mask = ids[order], mask[order]
         starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
-        self._ids, self._masks = ids[starts], np.bitwise_or.reduceat(mask, starts)
+        self._spread(ids[starts], np.bitwise_or.reduceat(mask, starts))
 
-    def rows(self, partition: int, partitions: int) -> Iterator[dict[str, Any]]:
-        """The kept rows of every tweet that is, replies to or quotes a root of ``partition``."""
-        bit = np.uint64(1) << np.uint64(partition)
-        for batch, decision in zip(self._batches(), self._decisions, strict=True):
-            kept = self._kept(batch, decision)
-            if partitions > 1:
-                i, near = idsets.find(_ids(kept["id"]), self._ids)
-                near[near] = (self._masks[i[near]] & bit) != 0  # found, and in this partition
-                kept = kept.filter(pa.array(near))
-            yield from kept.to_pylist()
+    def _spread(self, ids: np.ndarray, masks: np.ndarray) -> None:
+        """Each kept row -> the file of every partition in its id's mask."""
+        writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
+        try:
+            for batch, decision in zip(self._batches(), self._decisions, strict=True):
+                kept = self._kept(batch, decision)
+                i, found = idsets.find(_ids(kept["id"]), ids)
+                row_masks = np.where(found, masks[i], np.uint64(0))
+                for p in range(self._partitions):
+                    mine = (row_masks >> np.uint64(p)) & np.uint64(1) == 1
+                    if not mine.any():
+                        continue
+                    if p not in writers:
+                        writers[p] = pa.ipc.new_file(self._partition_file(p), kept.schema)
+                    writers[p].write_batch(kept.filter(pa.array(mine)))
+        finally:
+            for writer in writers.values():
+                writer.close()
+        self._decisions = []
+
+    def _partition_file(self, partition: int) -> str:
+        return os.path.join(self._spill, f"rows-{partition:02d}.arrow")
+
+    def rows(self, partition: int) -> Iterator[dict[str, Any]]:
+        """The kept rows of every tweet that is, replies to or quotes a root of ``partition``
+        (with more than one partition, read once: the partition's file goes once read)."""
+        if self._partitions == 1:
+            for batch, decision in zip(self._batches(), self._decisions, strict=True):
+                yield from self._kept(batch, decision).to_pylist()
+            return
+        path = self._partition_file(partition)
+        if not os.path.exists(path):
+            return
+        with pa.OSFile(path) as source:  # read, not mapped: memory is what is held
+            reader = pa.ipc.open_file(source)
+            for b in range(reader.num_record_batches):
+                yield from reader.get_batch(b).to_pylist()
+        os.remove(path)
 
 
 def _add(counts: Counter[str], key: str, n: int) -> None:
@@ -397,7 +429,7 @@ def _pair_stage(
     if partitions == 0:
         partitions = min(MAX_PARTITIONS, max(1, -(-tweets.kept_rows // partition_rows)))
     log.info("pair stage: %d conversation records, %d partitions", tweets.kept_rows, partitions)
-    tweets.plan(partitions)
+    tweets.plan(partitions, spill)
     nodes = _Nodes(settings, _deleted_ids(delete_files, kept))
     del kept
 
@@ -435,7 +467,7 @@ class _Partitions:
     def first_pass(self, counts: Counter[str], visit: Visit, *, keep: bool) -> None:
         for p in range(self._n):
             log.info("pair partition %d of %d", p + 1, self._n)
-            part = self._nodes.conversations(self._tweets.rows(p, self._n), p, self._n, counts)
+            part = self._nodes.conversations(self._tweets.rows(p), p, self._n, counts)
             if keep and self._n == 1:
                 self._kept = part
             elif keep:
