@@ -90,6 +90,61 @@ def test_same_release_as_the_beam_pipeline(
     assert sum(d["rows"] for d in manifest["datasets"].values()) > 0
 
 
+@pytest.mark.parametrize(
+    "options", [{}, {"benchmarks": BenchmarkConfig(queries=0)}], ids=["two-passes", "one-pass"]
+)
+def test_same_release_with_partitions_on_worker_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: dict[str, Any]
+) -> None:
+    """Partitions built and looked at in two forked workers, results taken in order here."""
+    pools: list[int] = []
+
+    class CountedPool(local_pairs.ProcessPoolExecutor):
+        def __init__(self, workers: int, **kwargs: Any) -> None:
+            pools.append(workers)
+            super().__init__(workers, **kwargs)
+
+    monkeypatch.setattr(local_pairs, "ROWS_PER_WORKER", 1)
+    monkeypatch.setattr(local_pairs, "ProcessPoolExecutor", CountedPool)
+    archive = tmp_path / "twitter-stream-2021-01-01.zip"
+    write_synthetic_archive(archive, tweets=3000, layout="zip-2020", seed=6)
+    config = TwitterConfig(
+        inputs=(str(archive),),
+        out=str(tmp_path / "release"),
+        workers=2,
+        **{"benchmarks": BENCH, **options},
+    )
+    manifest = _engines_agree(config, partitions=(0, 5))
+    assert pools == [2] * (2 if options else 4)  # a pool per pass and partition count
+    assert sum(d["rows"] for d in manifest["datasets"].values()) > 0
+
+
+def test_a_pair_worker_that_dies_fails_the_stage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    from concurrent.futures.process import BrokenProcessPool
+
+    archive = tmp_path / "twitter-stream-2021-01-01.zip"
+    write_synthetic_archive(archive, tweets=2000, layout="zip-2020", seed=3)
+    release = tmp_path / "release"
+    build(TwitterConfig(inputs=(str(archive),), out=str(release), benchmarks=BENCH))
+    tweet_files = sorted(str(p) for p in release.glob("tweets/*/tweets/*.parquet"))
+    settings = PairSettings(profile=get_profile("paper"), min_chars=20, langs=("en",), seed=0)
+    here = os.getpid()
+    real = local_pairs._Nodes.conversations
+
+    def killed(self: Any, *args: Any) -> Any:
+        if os.getpid() != here:
+            os._exit(9)  # as the kernel's OOM killer would
+        return real(self, *args)
+
+    monkeypatch.setattr(local_pairs._Nodes, "conversations", killed)
+    monkeypatch.setattr(local_pairs, "ROWS_PER_WORKER", 1)
+    with pytest.raises(BrokenProcessPool):
+        pair_tweets(tweet_files, [], settings, partitions=2, workers=2)
+
+
 @pytest.mark.slow
 def test_same_release_with_every_tweet_in_two_archives(tmp_path: Path) -> None:
     """Each tweet merged across archives, and every pair text seen twice."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from corpusforge.builds.twitter_extract import choose_engine
 from corpusforge.config.twitter import DATASETS, TwitterConfig
-from corpusforge.local.machine import memory_budget
+from corpusforge.local.machine import default_workers, memory_budget
 from corpusforge.local.pairs import PairSettings, pair_tweets, rows_per_partition
 from corpusforge.local.shards import FrameShards
 from corpusforge.local.spill import PAIR_SPILL_ROWS
@@ -90,6 +90,7 @@ def _run_pairs_locally(
         partition_rows=rows_per_partition(memory_budget(config.memory_limit)),
         workdir=staging,
         spill_rows=PAIR_SPILL_ROWS,
+        workers=config.workers or default_workers(),
     ) as stage:
         shards = os.path.join(stage.spill, "shards")
         os.makedirs(shards)

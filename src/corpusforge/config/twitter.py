@@ -79,8 +79,8 @@ class TwitterConfig:
             are asked for. Speed and memory only: the rows are the same.
         pair_partitions: key-space partitions of the local pair engine (``0``: chosen from
             the number of conversation tweets). Memory only: the rows are the same.
-        workers: the local extract's read processes (``None``: one per core). Speed only,
-            left out of the manifest.
+        workers: the local engine's processes: the extract's readers and the pair stage's
+            partition builders (``None``: one per core). Speed only, left out of the manifest.
         memory_limit: MiB the local engine sizes its partitions for (``None``: half of this
             machine's memory). Memory only, left out of the manifest.
     """

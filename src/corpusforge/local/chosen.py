@@ -14,6 +14,7 @@ import heapq
 import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Generic, TypeVar
 
@@ -201,6 +202,43 @@ class Smallest(Generic[T]):
         return heapq.nsmallest(self._n, self._items, key=self._key)
 
 
+@dataclass(frozen=True)
+class PartChoice:
+    """What one partition gives the benchmark choice: its best query candidates per
+    benchmark, every negative under their roots, the best negatives elsewhere, and the
+    ``eligible_queries`` counts. Picklable: a worker process makes it."""
+
+    eligible: Counter[str]
+    best: dict[str, list[QueryCandidate]]
+    pool: dict[str, list[PoolItem]]
+    elsewhere: dict[str, list[PoolItem]]
+
+
+def summarise_part(part: list[Conversation], seed: int, config: BenchmarkConfig) -> PartChoice:
+    """One partition's share of the benchmark choice (:class:`BenchmarkChoice`)."""
+    eligible: Counter[str] = Counter()
+    local: dict[str, Smallest[QueryCandidate]] = {}
+    for conversation in part:
+        for bench, candidate in query_candidates(*conversation, seed=seed, config=config):
+            eligible[f"benchmarks.{bench}.eligible_queries"] += 1
+            local.setdefault(bench, Smallest(config.queries, rank_key)).add(candidate)
+    best = {bench: s.result() for bench, s in local.items()}
+    roots = {bench: {c.root_id for c in chosen} for bench, chosen in best.items()}
+    pool: dict[str, list[PoolItem]] = defaultdict(list)
+    elsewhere: defaultdict[str, Smallest[PoolItem]] = defaultdict(
+        lambda: Smallest(config.pool_size, rank_key)
+    )
+    for root_id, _, quotes, replies in part:
+        for bench, item in pool_items(root_id, quotes, replies, seed=seed):
+            if item.root_id in roots.get(bench, ()):
+                pool[bench].append(item)
+            else:
+                elsewhere[bench].add(item)
+    return PartChoice(
+        eligible, best, dict(pool), {bench: s.result() for bench, s in elsewhere.items()}
+    )
+
+
 class BenchmarkChoice:
     """Choose the queries and negatives, partition by partition, exactly as over the whole
     input.
@@ -223,22 +261,19 @@ class BenchmarkChoice:
         )
 
     def add(self, part: list[Conversation]) -> None:
-        seed, config, counts = self._seed, self._config, self._counts
-        local: dict[str, Smallest[QueryCandidate]] = {}
-        for conversation in part:
-            for bench, candidate in query_candidates(*conversation, seed=seed, config=config):
-                counts[f"benchmarks.{bench}.eligible_queries"] += 1
-                local.setdefault(bench, Smallest(config.queries, rank_key)).add(candidate)
-        best = {bench: s.result() for bench, s in local.items()}
-        roots = {bench: {c.root_id for c in chosen} for bench, chosen in best.items()}
-        for root_id, _, quotes, replies in part:
-            for bench, item in pool_items(root_id, quotes, replies, seed=seed):
-                if item.root_id in roots.get(bench, ()):
-                    self._pool[bench].append(item)
-                else:
-                    self._elsewhere[bench].add(item)
-        for bench, chosen in best.items():
-            self._queries.setdefault(bench, Smallest(config.queries, rank_key)).extend(chosen)
+        """Take one partition's conversations into the choice."""
+        self.merge(summarise_part(part, self._seed, self._config))
+
+    def merge(self, summary: PartChoice) -> None:
+        """Take one partition's :func:`summarise_part` into the choice (in partition order:
+        the choice is then the one over the whole input, ties included)."""
+        self._counts.update(summary.eligible)
+        for bench, items in summary.pool.items():
+            self._pool[bench].extend(items)
+        for bench, items in summary.elsewhere.items():
+            self._elsewhere[bench].extend(items)
+        for bench, chosen in summary.best.items():
+            self._queries.setdefault(bench, Smallest(self._config.queries, rank_key)).extend(chosen)
 
     def result(self) -> tuple[dict[str, list[dict[str, Any]]], HeldOut]:
         """The ``benchmark.v1`` rows per benchmark and the tweets they hold out."""

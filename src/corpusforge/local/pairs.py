@@ -32,8 +32,9 @@ import logging
 import os
 import shutil
 import tempfile
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
@@ -44,7 +45,8 @@ import pyarrow.compute as pc
 import pyarrow.ipc
 import pyarrow.parquet as pq
 
-from corpusforge.local.chosen import BenchmarkChoice, PairRows
+from corpusforge.local.chosen import BenchmarkChoice, PairRows, summarise_part
+from corpusforge.local.machine import process_context
 from corpusforge.local.spill import PAIR_SPILL_ROWS, partition_of
 from corpusforge.pairing.benchmarks import (
     BenchmarkConfig,
@@ -68,6 +70,8 @@ BATCH_ROWS = 65_536
 MAX_PARTITIONS = 64  # one bit each in a uint64 mask
 ROWS_PER_PARTITION = 4_000_000
 """Conversation records per partition when no memory budget is given."""
+ROWS_PER_WORKER = 25_000
+"""Conversation records below which another worker process is not worth its start."""
 BYTES_PER_PARTITION_RECORD = 1_500
 """Peak memory per conversation record of the partition being built (measured: one partition
 of 194k records took 567 MB, of 729k records 1,252 MB, ``benchmarks/RESULTS.md``)."""
@@ -381,6 +385,7 @@ def pair_tweets(
     partition_rows: int = ROWS_PER_PARTITION,
     workdir: str | None = None,
     spill_rows: int = PAIR_SPILL_ROWS,
+    workers: int = 1,
 ) -> PairStage:
     """Run the whole pair stage over extracts of ``schemas/tweet.v1`` and ``delete.v1``.
 
@@ -395,6 +400,10 @@ def pair_tweets(
             (:func:`rows_per_partition` of a memory budget).
         workdir: where the spill folder is made (the system's temporary folder if ``None``).
         spill_rows: chosen pairs held in memory before they are spilled to disk.
+        workers: processes that build and look at partitions at once (Linux; speed only:
+            the rows are the same). With ``partitions=0`` each holds a ``workers``-th of
+            ``partition_rows``, and there are at least ``workers`` partitions; inputs of
+            fewer than ``workers × ROWS_PER_WORKER`` conversation records use fewer.
 
     Returns:
         The stage; use it in a ``with`` block (or call ``close``), which removes its spill
@@ -407,7 +416,14 @@ def pair_tweets(
     spill = tempfile.mkdtemp(prefix="corpusforge-pairs-", dir=workdir)
     try:
         return _pair_stage(
-            tweet_files, delete_files, settings, partitions, partition_rows, spill, spill_rows
+            tweet_files,
+            delete_files,
+            settings,
+            partitions,
+            partition_rows,
+            spill,
+            spill_rows,
+            workers,
         )
     except BaseException:
         shutil.rmtree(spill, ignore_errors=True)
@@ -422,72 +438,149 @@ def _pair_stage(
     partition_rows: int,
     spill: str,
     spill_rows: int,
+    workers: int,
 ) -> PairStage:
     counts: Counter[str] = Counter()
     tweets = _Tweets(tweet_files, settings)
     kept = tweets.count_and_ids(counts)
+    workers = max(1, min(workers, tweets.kept_rows // ROWS_PER_WORKER))
     if partitions == 0:
-        partitions = min(MAX_PARTITIONS, max(1, -(-tweets.kept_rows // partition_rows)))
-    log.info("pair stage: %d conversation records, %d partitions", tweets.kept_rows, partitions)
+        per_partition = max(1, partition_rows // workers)
+        needed = max(workers, -(-tweets.kept_rows // per_partition))
+        partitions = min(MAX_PARTITIONS, needed)
+    log.info(
+        "pair stage: %d conversation records, %d partitions on %d process(es)",
+        tweets.kept_rows,
+        partitions,
+        min(workers, partitions),
+    )
     tweets.plan(partitions, spill)
     nodes = _Nodes(settings, _deleted_ids(delete_files, kept))
     del kept
 
     out = PairStage(PairRows(partitions, spill, spill_rows, settings.seed), spill, counts=counts)
     bench = settings.benchmarks
-    parts = _Partitions(tweets, nodes, partitions, spill)
+    parts = _Partitions(tweets, nodes, partitions, spill, workers)
 
-    choose_pairs = partial(_choose_pairs, seed=settings.seed, counts=counts, pairs=out.pairs)
+    def take_pairs(chosen: tuple[list[dict[str, Any]], Counter[str]]) -> None:
+        rows, pair_counts = chosen
+        counts.update(pair_counts)
+        for row in rows:
+            out.pairs.add(row)
+
     if bench is not None and bench.queries > 0:
         choice = BenchmarkChoice(settings.seed, bench, counts)
-        parts.first_pass(counts, choice.add, keep=True)
+        parts.first_pass(
+            counts, partial(summarise_part, seed=settings.seed, config=bench), choice.merge
+        )
         out.benchmarks, held = choice.result()
-        parts.second_pass(partial(choose_pairs, held=held))
+        parts.second_pass(partial(_chosen_pairs, held=held, seed=settings.seed), take_pairs)
     else:
-        parts.first_pass(counts, partial(choose_pairs, held=(frozenset(), frozenset())), keep=False)
+        no_one: HeldOut = (frozenset(), frozenset())
+        parts.first_pass(
+            counts, partial(_chosen_pairs, held=no_one, seed=settings.seed), take_pairs, keep=False
+        )
     out.pairs.finish(settings.pairs_per_dataset, counts)
     return out
 
 
-Visit = Callable[[list[Conversation]], None]
+R = TypeVar("R")
 
 
 class _Partitions:
-    """Each partition's conversations, built once and handed to a visitor, one partition in
-    memory at a time: kept for the second pass when there is one partition, else written to
-    an Arrow file under ``spill`` (:func:`_write_conversations`) and read back."""
+    """Each partition's conversations, built once and handed to a visitor, partition after
+    partition: kept for the second pass when there is one partition, else written to an
+    Arrow file under ``spill`` (:func:`_write_conversations`) and read back.
 
-    def __init__(self, tweets: _Tweets, nodes: _Nodes, partitions: int, spill: str) -> None:
+    A visit is split in two: ``look`` makes a picklable result from a partition's
+    conversations, ``take`` folds it into the stage, in partition order. With ``workers``
+    above one, the partitions are built and looked at in forked worker processes, a
+    partition each, and only ``take`` runs here; memory is then a partition per worker.
+    """
+
+    def __init__(
+        self, tweets: _Tweets, nodes: _Nodes, partitions: int, spill: str, workers: int
+    ) -> None:
         self._tweets = tweets
         self._nodes = nodes
         self._n = partitions
         self._spill = spill
+        forks = process_context().get_start_method() == "fork"  # tasks are closures
+        self._workers = min(workers, partitions) if forks else 1
         self._kept: list[Conversation] | None = None
 
-    def first_pass(self, counts: Counter[str], visit: Visit, *, keep: bool) -> None:
-        for p in range(self._n):
-            log.info("pair partition %d of %d", p + 1, self._n)
-            part = self._nodes.conversations(self._tweets.rows(p), p, self._n, counts)
+    def first_pass(
+        self,
+        counts: Counter[str],
+        look: Callable[[list[Conversation]], R],
+        take: Callable[[R], None],
+        *,
+        keep: bool = True,
+    ) -> None:
+        def build(p: int) -> tuple[Counter[str], R]:
+            node_counts: Counter[str] = Counter()
+            part = self._nodes.conversations(self._tweets.rows(p), p, self._n, node_counts)
             if keep and self._n == 1:
                 self._kept = part
             elif keep:
                 _write_conversations(self._path(p), part)
-            visit(part)
-            del part  # before the next partition is built
+            return node_counts, look(part)
 
-    def second_pass(self, visit: Visit) -> None:
-        if self._kept is not None:
-            part, self._kept = self._kept, None
-            visit(part)
+        for p, (node_counts, result) in enumerate(self._map(build)):
+            log.info("pair partition %d of %d", p + 1, self._n)
+            counts.update(node_counts)
+            take(result)
+            del result  # before the next partition is taken
+
+    def second_pass(
+        self, look: Callable[[list[Conversation]], R], take: Callable[[R], None]
+    ) -> None:
+        def read(p: int) -> R:
+            if self._kept is not None:
+                part, self._kept = self._kept, None
+            else:
+                part = _read_conversations(self._path(p))
+                os.remove(self._path(p))
+            return look(part)
+
+        for result in self._map(read):
+            take(result)
+            del result
+
+    def _map(self, task: Callable[[int], T]) -> Iterator[T]:
+        """``task`` of each partition, in partition order: here, or on the worker processes
+        (forked after ``task`` is set, so nothing of it is pickled but the results)."""
+        if self._workers <= 1:
+            for p in range(self._n):
+                yield task(p)
             return
-        for p in range(self._n):
-            part = _read_conversations(self._path(p))
-            os.remove(self._path(p))
-            visit(part)
-            del part  # before the next partition is read
+        with ProcessPoolExecutor(
+            self._workers, mp_context=process_context(), initializer=_set_task, initargs=(task,)
+        ) as pool:  # a worker that dies fails the stage (BrokenProcessPool), never hangs it
+            pending: deque[Future[T]] = deque()
+            for p in range(self._n):
+                pending.append(pool.submit(_run_task, p))
+                if len(pending) > self._workers:  # at most a partition ahead per worker
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
 
     def _path(self, p: int) -> str:
         return os.path.join(self._spill, f"conversations-{p}.arrow")
+
+
+_TASK: Callable[[int], Any] | None = None
+"""A pair-stage worker's task, inherited at fork (:meth:`_Partitions._map`)."""
+
+
+def _set_task(task: Callable[[int], Any]) -> None:
+    global _TASK
+    _TASK = task
+
+
+def _run_task(p: int) -> Any:
+    assert _TASK is not None
+    return _TASK(p)
 
 
 CONVERSATION_NODES = pa.schema(
@@ -549,17 +642,15 @@ def _read_conversations(path: str) -> list[Conversation]:
     return part
 
 
-def _choose_pairs(
-    part: list[Conversation],
-    held: HeldOut,
-    seed: int,
-    counts: Counter[str],
-    pairs: PairRows,
-) -> None:
-    """Each conversation's pairs, added to ``pairs``."""
+def _chosen_pairs(
+    part: list[Conversation], held: HeldOut, seed: int
+) -> tuple[list[dict[str, Any]], Counter[str]]:
+    """Each conversation's pairs, and the counts of the choice."""
+    rows: list[dict[str, Any]] = []
+    counts: Counter[str] = Counter()
     for conversation in part:
         result = pair_conversation(conversation, held, seed=seed)
         for key, n in result.count_items():
             counts[key] += n
-        for row in result.pairs:
-            pairs.add(row)
+        rows += result.pairs
+    return rows, counts
