@@ -28,6 +28,7 @@ do not depend on the number of partitions (tested).
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import shutil
@@ -554,16 +555,23 @@ class _Partitions:
             for p in range(self._n):
                 yield task(p)
             return
-        with ProcessPoolExecutor(
-            self._workers, mp_context=process_context(), initializer=_set_task, initargs=(task,)
-        ) as pool:  # a worker that dies fails the stage (BrokenProcessPool), never hangs it
-            pending: deque[Future[T]] = deque()
-            for p in range(self._n):
-                pending.append(pool.submit(_run_task, p))
-                if len(pending) > self._workers:  # at most a partition ahead per worker
+        gc.freeze()  # the workers' collections leave what they inherit unwritten: shared
+        try:
+            with ProcessPoolExecutor(
+                self._workers,
+                mp_context=process_context(),
+                initializer=_set_task,
+                initargs=(task,),
+            ) as pool:  # a worker that dies fails the stage (BrokenProcessPool), never hangs it
+                pending: deque[Future[T]] = deque()
+                for p in range(self._n):
+                    pending.append(pool.submit(_run_task, p))
+                    if len(pending) > self._workers:  # at most a partition ahead per worker
+                        yield pending.popleft().result()
+                while pending:
                     yield pending.popleft().result()
-            while pending:
-                yield pending.popleft().result()
+        finally:
+            gc.unfreeze()
 
     def _path(self, p: int) -> str:
         return os.path.join(self._spill, f"conversations-{p}.arrow")
