@@ -93,7 +93,6 @@ def _run_pairs_locally(
         workers=config.workers or default_workers(),
     ) as stage:
         shards = os.path.join(stage.spill, "shards")
-        os.makedirs(shards)
         writer = FrameShards(PAIR, list(PAIR_SORT), config.rows_per_shard, shards)
         for dest in ("all", *DATASETS):
             ensure_dir(join(staging, PAIRS, dest))

@@ -164,11 +164,11 @@ def run_pairs(
     counts: Counter[CountKey] = Counter()
     dead = _DeadLetters(
         FrameShards(
-            DEAD_LETTER, DEAD_SORT_COLUMNS, job.rows_per_shard, _subfolder(scratch, "dead")
+            DEAD_LETTER, DEAD_SORT_COLUMNS, job.rows_per_shard, os.path.join(scratch, "dead")
         ),
         dead_dest,
     )
-    spill = _Partitions(_subfolder(scratch, "candidates"), partitions)
+    spill = _Partitions(os.path.join(scratch, "candidates"), partitions)
     try:
         batches = _batches(records, counts, dead)
         for table, batch_counts in _filtered(job, batches):
@@ -179,7 +179,7 @@ def run_pairs(
             job.pair_schema,
             PAIR_SORT_COLUMNS,
             job.rows_per_shard,
-            _subfolder(scratch, "pairs"),
+            os.path.join(scratch, "pairs"),
             placement="_place",
         )
         _keep_and_write(job, spill, pairs, pair_dest, counts)
@@ -230,12 +230,6 @@ _DEAD_FRAME_SCHEMA: dict[str, Any] = {
     "_k_member": pl.String,
     "_k_line": pl.Int64,
 }
-
-
-def _subfolder(root: str, name: str) -> str:
-    path = os.path.join(root, name)
-    os.makedirs(path, exist_ok=True)
-    return path
 
 
 # -- 1. read -----------------------------------------------------------------------------
@@ -379,6 +373,7 @@ class _Partitions:
 
     def __init__(self, folder: str, partitions: int) -> None:
         self.folder = folder
+        os.makedirs(folder, exist_ok=True)
         self.partitions = partitions
         self._writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
 

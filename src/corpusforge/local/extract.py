@@ -322,9 +322,7 @@ def _merge_and_write(
     """Merge each partition's records and delete notices and write every shard."""
 
     def staging(name: str) -> str:
-        path = os.path.join(job.spill, name)
-        os.mkdir(path)
-        return path
+        return os.path.join(job.spill, name)
 
     by_id = FrameShards(TWEET, ["id"], rows_per_shard, staging("tweets"), placement="_place")
     deleted = FrameShards(DELETE, ["id"], rows_per_shard, staging("deletes"), placement="_place")

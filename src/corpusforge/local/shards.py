@@ -39,7 +39,7 @@ class FrameShards:
         sort_columns: the columns whose values, in this order, order a shard's rows; they
             must be unique within a destination.
         rows_per_shard: target rows per shard.
-        spill: a local folder of its own for the Arrow files.
+        spill: a local folder of its own for the Arrow files (made if it does not exist).
         placement: a column holding each row's ``seeded_hash(0, "shard", sort key)``,
             computed where the rows were made (the local engine's workers), so placing a row
             is a vectorised modulo; ``None`` computes it here, row by row, from ``sort_key``.
@@ -67,6 +67,7 @@ class FrameShards:
         self._sort_key = sort_key
         self._rows_per_shard = rows_per_shard
         self._spill = spill
+        os.makedirs(spill, exist_ok=True)
         self._counts: Counter[str] = Counter()
         self._writers: dict[str, pa.ipc.RecordBatchFileWriter] = {}
         self._paths: dict[str, str] = {}

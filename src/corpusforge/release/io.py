@@ -248,10 +248,7 @@ def write_file_atomically(path: str, data: bytes) -> None:
 
 
 def read_json(path: str) -> Any:
-    if is_uri(path):
-        with _filesystems().open(path) as f:
-            return json.loads(f.read().decode("utf-8"))
-    with open(path, "rb") as f:
+    with _filesystems().open(path) if is_uri(path) else open(path, "rb") as f:
         return json.loads(f.read().decode("utf-8"))
 
 
