@@ -50,6 +50,18 @@ def _engines_agree(config: TwitterConfig, partitions: tuple[int, ...] = (1, 3)) 
     return reference
 
 
+def _extracts(tmp_path: Path, seed: int) -> tuple[list[str], list[str]]:
+    """A 2,000-tweet synthetic archive, built: its tweet and delete extract files."""
+    archive = tmp_path / "twitter-stream-2021-01-01.zip"
+    write_synthetic_archive(archive, tweets=2000, layout="zip-2020", seed=seed)
+    release = tmp_path / "release"
+    build(TwitterConfig(inputs=(str(archive),), out=str(release), benchmarks=BENCH))
+    return (
+        sorted(str(p) for p in release.glob("tweets/*/tweets/*.parquet")),
+        sorted(str(p) for p in release.glob("tweets/*/deletes/*.parquet")),
+    )
+
+
 @pytest.mark.parametrize(
     ("layout", "api", "options"),
     [  # one case in the default run, the others marked slow
@@ -125,11 +137,7 @@ def test_a_pair_worker_that_dies_fails_the_stage(
     import os
     from concurrent.futures.process import BrokenProcessPool
 
-    archive = tmp_path / "twitter-stream-2021-01-01.zip"
-    write_synthetic_archive(archive, tweets=2000, layout="zip-2020", seed=3)
-    release = tmp_path / "release"
-    build(TwitterConfig(inputs=(str(archive),), out=str(release), benchmarks=BENCH))
-    tweet_files = sorted(str(p) for p in release.glob("tweets/*/tweets/*.parquet"))
+    tweet_files, _ = _extracts(tmp_path, seed=3)
     settings = PairSettings(profile=get_profile("paper"), min_chars=20, langs=("en",), seed=0)
     here = os.getpid()
     real = local_pairs._Nodes.conversations
@@ -337,12 +345,7 @@ def test_the_extracts_are_read_three_times_whatever_the_partitions(
 ) -> None:
     """Parents, the counting pass, then the rows: one more read spreads them to a file per
     partition, so more partitions never mean more reads of the extracts."""
-    archive = tmp_path / "twitter-stream-2021-01-01.zip"
-    write_synthetic_archive(archive, tweets=2000, layout="zip-2020", seed=3)
-    release = tmp_path / "release"
-    build(TwitterConfig(inputs=(str(archive),), out=str(release), benchmarks=BENCH))
-    tweet_files = sorted(str(p) for p in release.glob("tweets/*/tweets/*.parquet"))
-    delete_files = sorted(str(p) for p in release.glob("tweets/*/deletes/*.parquet"))
+    tweet_files, delete_files = _extracts(tmp_path, seed=3)
     settings = PairSettings(
         profile=get_profile("paper"), min_chars=20, langs=("en",), seed=0, benchmarks=BENCH
     )
@@ -410,12 +413,7 @@ def test_fasttext_predicts_each_record_once_whatever_the_partitions(
     """The counting pass decides each record's language; the partition passes reuse it."""
     from corpusforge.text.langid import LanguageIdentifier
 
-    archive = tmp_path / "twitter-stream-2021-01-01.zip"
-    write_synthetic_archive(archive, tweets=2000, layout="zip-2020", seed=4)
-    release = tmp_path / "release"
-    build(TwitterConfig(inputs=(str(archive),), out=str(release), benchmarks=BENCH))
-    tweet_files = sorted(str(p) for p in release.glob("tweets/*/tweets/*.parquet"))
-    delete_files = sorted(str(p) for p in release.glob("tweets/*/deletes/*.parquet"))
+    tweet_files, delete_files = _extracts(tmp_path, seed=4)
     settings = PairSettings(
         profile=get_profile("paper"),
         min_chars=20,
