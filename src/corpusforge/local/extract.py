@@ -320,12 +320,12 @@ def _merge_and_write(
     job: ExtractJob, folder: str, dead_folder: str, rows_per_shard: int
 ) -> list[dict[str, Any]]:
     """Merge each partition's records and delete notices and write every shard."""
-
-    def staging(name: str) -> str:
-        return os.path.join(job.spill, name)
-
-    by_id = FrameShards(TWEET, ["id"], rows_per_shard, staging("tweets"), placement="_place")
-    deleted = FrameShards(DELETE, ["id"], rows_per_shard, staging("deletes"), placement="_place")
+    by_id = FrameShards(
+        TWEET, ["id"], rows_per_shard, os.path.join(job.spill, "tweets"), placement="_place"
+    )
+    deleted = FrameShards(
+        DELETE, ["id"], rows_per_shard, os.path.join(job.spill, "deletes"), placement="_place"
+    )
     tweets_dest, deletes_dest = join(folder, "tweets"), join(folder, "deletes")
     for p in range(job.partitions):
         records = read_partition(job.spill, "records", p)
@@ -338,7 +338,11 @@ def _merge_and_write(
     dead = read_partition(job.spill, "dead", 0)
     key_columns = [c for c in (dead.columns if dead is not None else []) if c.startswith("_k")]
     dead_shards = FrameShards(
-        DEAD_LETTER, [*key_columns, "_seq"], rows_per_shard, staging("dead"), placement="_place"
+        DEAD_LETTER,
+        [*key_columns, "_seq"],
+        rows_per_shard,
+        os.path.join(job.spill, "dead"),
+        placement="_place",
     )
     if dead is not None:
         dead_shards.add(dead_folder, dead)
