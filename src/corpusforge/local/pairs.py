@@ -72,7 +72,10 @@ MAX_PARTITIONS = 64  # one bit each in a uint64 mask
 ROWS_PER_PARTITION = 4_000_000
 """Conversation records per partition when no memory budget is given."""
 ROWS_PER_WORKER = 25_000
-"""Conversation records below which another worker process is not worth its start."""
+"""Conversation records each worker process must have, or fewer are started. The split costs
+its own work (the spread, conversation files, pickled summaries): at 79k records (the 400k
+zip) two workers take the time of one; the gain comes with several partitions' worth
+(``benchmarks/RESULTS.md``)."""
 BYTES_PER_PARTITION_RECORD = 1_500
 """Peak memory per conversation record of the partition being built (measured: one partition
 of 194k records took 567 MB, of 729k records 1,252 MB, ``benchmarks/RESULTS.md``)."""
