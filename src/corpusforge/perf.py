@@ -441,7 +441,8 @@ def _scaling(
     bounded by the benchmark size, not the input, and at the paper's size it would not yet
     have reached its bound on a laptop's inputs, so a linear fit would count it as growing.
     """
-    from corpusforge.local.pairs import MAX_PARTITIONS, ROWS_PER_PARTITION
+    from corpusforge.local.pairs import ROWS_PER_PARTITION
+    from corpusforge.local.tweet_rows import MAX_PARTITIONS
 
     points = []
     for scale in scales:

@@ -18,7 +18,7 @@ from corpusforge.builds import twitter_pairs
 from corpusforge.builds.twitter import build
 from corpusforge.builds.twitter_pairs import pair_engine
 from corpusforge.config.twitter import TwitterConfig
-from corpusforge.local import chosen
+from corpusforge.local import chosen, tweet_rows
 from corpusforge.local import pairs as local_pairs
 from corpusforge.local.pairs import PairRows, PairSettings, pair_tweets
 from corpusforge.local.spill import partition_of
@@ -350,13 +350,13 @@ def test_the_extracts_are_read_three_times_whatever_the_partitions(
         profile=get_profile("paper"), min_chars=20, langs=("en",), seed=0, benchmarks=BENCH
     )
     reads = Counter[int]()
-    read_batches = local_pairs._Tweets._batches
+    read_batches = tweet_rows.TweetRows._batches
 
     def counted(self: Any, columns: list[str] | None = None) -> Any:
         reads[partitions] += 1
         return read_batches(self, columns)
 
-    monkeypatch.setattr(local_pairs._Tweets, "_batches", counted)
+    monkeypatch.setattr(tweet_rows.TweetRows, "_batches", counted)
     results = []
     for partitions in (1, 2, 7):
         with pair_tweets(tweet_files, delete_files, settings, partitions=partitions) as stage:

@@ -1,4 +1,4 @@
-"""Normalised tweets -> pairs, benchmarks and counts in one process: the local pair engine.
+"""Normalised tweets -> pairs, benchmarks and counts on this machine: the local pair engine.
 
 The pair stage of ``corpusforge twitter build`` when it runs on this machine
 (``--pair-engine local``; ``auto`` picks it whenever no ``--runner`` is given). It calls the
@@ -13,17 +13,19 @@ sample.
 What it does not do is pay Beam's per-element price: on the in-process runner each tweet
 crossed four shuffles as a pickled Python object, and the runner held every one of them in
 memory at about three times its size. Here the cheap steps are columnar (language and
-conversation filters, parent ids and delete notices are Arrow and NumPy arrays), only
-conversation tweets ever become Python objects, and those live once, in plain lists and
-dicts.
+conversation filters, parent ids and delete notices are Arrow and NumPy arrays, in
+:mod:`corpusforge.local.tweet_rows`), only conversation tweets ever become Python objects,
+and those live once, in plain lists and dicts.
 
 Memory is bounded by ``partitions``: the tweets are processed in key-space partitions by
 root id (every root and its quotes and replies fall in one partition), whose rows are written
 to one Arrow file each in a single read of the extracts, and a partition's conversation
-objects are released before the next is read. Benchmarks are chosen in a first pass over the
-partitions that keeps only each partition's best candidates (enough for the global choice to
-be exact); pairs are chosen in a second pass, once the benchmarks' tweets are known. The rows
-do not depend on the number of partitions (tested).
+objects are released before the next is read. With ``workers``, partitions are built on
+forked worker processes and their results taken here in partition order. Benchmarks are
+chosen in a first pass over the partitions that keeps only each partition's best candidates
+(enough for the global choice to be exact); pairs are chosen in a second pass, once the
+benchmarks' tweets are known. The rows do not depend on the number of partitions or workers
+(tested).
 """
 
 from __future__ import annotations
@@ -42,13 +44,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.ipc
-import pyarrow.parquet as pq
 
 from corpusforge.local.chosen import BenchmarkChoice, PairRows, summarise_part
 from corpusforge.local.machine import process_context
 from corpusforge.local.spill import PAIR_SPILL_ROWS, partition_of
+from corpusforge.local.tweet_rows import MAX_PARTITIONS, TweetRows, deleted_ids
 from corpusforge.pairing.benchmarks import (
     BenchmarkConfig,
 )
@@ -61,14 +62,11 @@ from corpusforge.pairing.conversations import (
     tweet_node,
 )
 from corpusforge.sources.twitter import idsets
-from corpusforge.text.clean import CleanProfile, clean_text
+from corpusforge.text.clean import CleanProfile
 from corpusforge.text.decontam import Decontaminator
 
 log = logging.getLogger(__name__)
 
-LINK_COLUMNS = ["id", "lang", "reply_to_id", "quote_of_id"]
-BATCH_ROWS = 65_536
-MAX_PARTITIONS = 64  # one bit each in a uint64 mask
 ROWS_PER_PARTITION = 4_000_000
 """Conversation records per partition when no memory budget is given."""
 ROWS_PER_WORKER = 25_000
@@ -129,183 +127,6 @@ class PairSettings:
     pairs_per_dataset: int | None = None
     decontaminator: Decontaminator | None = None
     lid_model: str | None = None
-
-
-def _ids(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """An int64 column as NumPy, nulls as ``-1`` (no tweet id is negative)."""
-    return np.asarray(pc.fill_null(column, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
-
-
-@dataclass(frozen=True)
-class _Decision:
-    """What the counting pass decided for one batch of rows: which rows are kept (packed
-    bits) and, with fastText, the language predicted for each kept row (an index into the
-    selected languages)."""
-
-    rows: int
-    keep: np.ndarray
-    langs: np.ndarray | None
-
-
-class _Tweets:
-    """The selected-language conversation rows of the extracts, read in column batches.
-
-    The language (Twitter's field, or fastText's prediction on the cleaned text) and the
-    conversation test (replies, quotes, or is replied to or quoted) are decided once, in a
-    counting pass, and kept (one bit a row, one byte a kept row's predicted language); later
-    passes read only the rows of one partition and decide nothing again.
-    """
-
-    def __init__(self, files: Sequence[str], settings: PairSettings) -> None:
-        self._files = list(files)
-        self._langs = pa.array(sorted(settings.langs), pa.string())
-        self._lid = None
-        if settings.lid_model is not None:
-            from corpusforge.text.langid import LanguageIdentifier
-
-            self._lid = LanguageIdentifier.load(settings.lid_model or None)
-            self._profile = settings.profile
-        self.parents = self._parent_ids()
-        self._decisions: list[_Decision] = []
-
-    def _batches(self, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
-        for path in self._files:
-            yield from pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, columns=columns)
-
-    def _parent_ids(self) -> np.ndarray:
-        """Ids some selected tweet replies to or quotes (every tweet's, with fastText)."""
-        parts = []
-        for batch in self._batches(LINK_COLUMNS):
-            if self._lid is None:
-                batch = batch.filter(pc.fill_null(pc.is_in(batch["lang"], self._langs), False))
-            for column in ("reply_to_id", "quote_of_id"):
-                values = _ids(batch[column])
-                parts.append(values[values >= 0])
-        return idsets.union(parts)
-
-    def _decide(self, batch: pa.RecordBatch, counts: Counter[str]) -> _Decision:
-        """Which of the batch's rows are in a selected language and in a conversation."""
-        langs = batch["lang"]
-        if self._lid is not None:
-            texts = batch["text"].to_pylist()
-            langs = pa.array(
-                [self._lid.predict(clean_text(t, self._profile))[0] for t in texts], pa.string()
-            )
-        in_lang = pc.fill_null(pc.is_in(langs, self._langs), False).to_numpy(zero_copy_only=False)
-        linked = (_ids(batch["reply_to_id"]) >= 0) | (_ids(batch["quote_of_id"]) >= 0)
-        keep = in_lang & (linked | idsets.member_of(_ids(batch["id"]), self.parents))
-        _add(counts, "records_in", batch.num_rows)
-        _add(counts, "records_lang_not_selected", int(batch.num_rows - in_lang.sum()))
-        _add(counts, "records_in_conversations", int(keep.sum()))
-        _add(counts, "records_outside_conversations", int(in_lang.sum() - keep.sum()))
-        codes = None
-        if self._lid is not None:
-            kept_langs = pc.index_in(langs.filter(pa.array(keep)), self._langs)
-            codes = kept_langs.to_numpy().astype(np.min_scalar_type(len(self._langs)))
-        return _Decision(batch.num_rows, np.packbits(keep), codes)
-
-    def count_and_ids(self, counts: Counter[str]) -> np.ndarray:
-        """Count every row read (the accounting of the record filter); the kept ids, sorted.
-
-        Keeps each kept row's id and links (24 bytes a row) for :meth:`plan`.
-        """
-        columns = LINK_COLUMNS + (["text"] if self._lid is not None else [])
-        links: list[list[np.ndarray]] = [[], [], []]
-        for batch in self._batches(columns):
-            decision = self._decide(batch, counts)
-            self._decisions.append(decision)
-            kept = self._kept(batch, decision)
-            for i, column in enumerate(("id", "reply_to_id", "quote_of_id")):
-                links[i].append(_ids(kept[column]))
-        self._links = [np.concatenate(parts) if parts else np.empty(0, np.int64) for parts in links]
-        return np.unique(self._links[0])
-
-    def _kept(self, batch: pa.RecordBatch, decision: _Decision) -> pa.RecordBatch:
-        """The batch's kept rows, with the predicted language when fastText decided it."""
-        if batch.num_rows != decision.rows:
-            raise RuntimeError(
-                f"a batch of {batch.num_rows} rows where the counting pass read {decision.rows}:"
-                " the extracts changed during the pair stage"
-            )
-        kept = batch.filter(pa.array(np.unpackbits(decision.keep, count=decision.rows) == 1))
-        if decision.langs is None:
-            return kept
-        langs = self._langs.take(pa.array(decision.langs))
-        return kept.set_column(kept.schema.get_field_index("lang"), "lang", langs)
-
-    @property
-    def kept_rows(self) -> int:
-        return len(self._links[0])
-
-    def plan(self, partitions: int, spill: str) -> None:
-        """Decide the partitions each kept row belongs to and, with more than one, write every
-        partition's kept rows to its own Arrow file under ``spill``.
-
-        A record belongs to the partition of its own id and of each id it links to, so each
-        partition later reads every record of a tweet it needs, even where the records of
-        one tweet disagree about its links. The extracts are read once more here, whatever
-        the number of partitions; each partition then reads only its own file (its rows in
-        the extracts' order, as one read of the extracts would give them).
-        """
-        ids, reply, quote = self._links
-        del self._links
-        self._partitions = partitions
-        self._spill = spill
-        if partitions == 1 or len(ids) == 0:
-            return
-        mask = np.zeros(len(ids), dtype=np.uint64)
-        for column in (ids, reply, quote):
-            bits = np.left_shift(np.uint64(1), partition_of(column, partitions).astype(np.uint64))
-            mask |= np.where(column >= 0, bits, np.uint64(0))
-        order = np.argsort(ids, kind="stable")
-        ids, mask = ids[order], mask[order]
-        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
-        self._spread(ids[starts], np.bitwise_or.reduceat(mask, starts))
-
-    def _spread(self, ids: np.ndarray, masks: np.ndarray) -> None:
-        """Each kept row -> the file of every partition in its id's mask."""
-        writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
-        try:
-            for batch, decision in zip(self._batches(), self._decisions, strict=True):
-                kept = self._kept(batch, decision)
-                i, found = idsets.find(_ids(kept["id"]), ids)
-                row_masks = np.where(found, masks[i], np.uint64(0))
-                for p in range(self._partitions):
-                    mine = (row_masks >> np.uint64(p)) & np.uint64(1) == 1
-                    if not mine.any():
-                        continue
-                    if p not in writers:
-                        writers[p] = pa.ipc.new_file(self._partition_file(p), kept.schema)
-                    writers[p].write_batch(kept.filter(pa.array(mine)))
-        finally:
-            for writer in writers.values():
-                writer.close()
-        self._decisions = []
-
-    def _partition_file(self, partition: int) -> str:
-        return os.path.join(self._spill, f"rows-{partition:02d}.arrow")
-
-    def rows(self, partition: int) -> Iterator[dict[str, Any]]:
-        """The kept rows of every tweet that is, replies to or quotes a root of ``partition``
-        (with more than one partition, read once: the partition's file goes once read)."""
-        if self._partitions == 1:
-            for batch, decision in zip(self._batches(), self._decisions, strict=True):
-                yield from self._kept(batch, decision).to_pylist()
-            return
-        path = self._partition_file(partition)
-        if not os.path.exists(path):
-            return
-        with pa.OSFile(path) as source:  # read, not mapped: memory is what is held
-            reader = pa.ipc.open_file(source)
-            for b in range(reader.num_record_batches):
-                yield from reader.get_batch(b).to_pylist()
-        os.remove(path)
-
-
-def _add(counts: Counter[str], key: str, n: int) -> None:
-    """Add ``n`` to ``key``; a zero creates no key (as no element would in Beam)."""
-    if n:
-        counts[key] += n
 
 
 def _home(ids: Iterable[int | None], partition: int, partitions: int) -> list[bool]:
@@ -369,15 +190,6 @@ class _Nodes:
         if counts is not None:
             counts.update(keys)
         return node
-
-
-def _deleted_ids(delete_files: Sequence[str], kept: np.ndarray) -> np.ndarray:
-    parts = []
-    for path in delete_files:
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, columns=["id"]):
-            ids = _ids(batch["id"])
-            parts.append(ids[idsets.member_of(ids, kept)])
-    return idsets.union(parts)
 
 
 def pair_tweets(
@@ -445,7 +257,7 @@ def _pair_stage(
     workers: int,
 ) -> PairStage:
     counts: Counter[str] = Counter()
-    tweets = _Tweets(tweet_files, settings)
+    tweets = TweetRows(tweet_files, settings.langs, settings.lid_model, settings.profile)
     kept = tweets.count_and_ids(counts)
     workers = max(1, min(workers, tweets.kept_rows // ROWS_PER_WORKER))
     if partitions == 0:
@@ -459,7 +271,7 @@ def _pair_stage(
         min(workers, partitions),
     )
     tweets.plan(partitions, spill)
-    nodes = _Nodes(settings, _deleted_ids(delete_files, kept))
+    nodes = _Nodes(settings, deleted_ids(delete_files, kept))
     del kept
 
     out = PairStage(PairRows(partitions, spill, spill_rows, settings.seed), spill, counts=counts)
@@ -503,7 +315,7 @@ class _Partitions:
     """
 
     def __init__(
-        self, tweets: _Tweets, nodes: _Nodes, partitions: int, spill: str, workers: int
+        self, tweets: TweetRows, nodes: _Nodes, partitions: int, spill: str, workers: int
     ) -> None:
         self._tweets = tweets
         self._nodes = nodes
