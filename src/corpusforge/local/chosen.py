@@ -260,10 +260,6 @@ class BenchmarkChoice:
             lambda: Smallest(config.pool_size, rank_key)
         )
 
-    def add(self, part: list[Conversation]) -> None:
-        """Take one partition's conversations into the choice."""
-        self.merge(summarise_part(part, self._seed, self._config))
-
     def merge(self, summary: PartChoice) -> None:
         """Take one partition's :func:`summarise_part` into the choice (in partition order:
         the choice is then the one over the whole input, ties included)."""
