@@ -71,10 +71,10 @@ def expand_inputs(patterns: Iterable[str], *, exclude: Iterable[str] = ()) -> li
     Raises:
         InputError: a path does not exist or is not a regular file, or a glob matched none.
     """
-    skip = [os.path.abspath(p) for p in exclude if "://" not in p]
+    skip = [os.path.abspath(p) for p in exclude if not is_uri(p)]
     uris: set[str] = set()
     for pattern in patterns:
-        if "://" in pattern:
+        if is_uri(pattern):
             uris.update(_expand_uri(pattern))
             continue
         if os.path.lexists(pattern):

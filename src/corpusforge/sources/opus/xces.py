@@ -48,7 +48,7 @@ from corpusforge.sources.opus.streams import (
     open_decompressed,
 )
 from corpusforge.sources.opus.xmlstream import XmlStreamError, element_text, iter_elements
-from corpusforge.sources.uris import open_bytes
+from corpusforge.sources.uris import is_uri, open_bytes
 from corpusforge.text.langid import normalize_lang
 
 _ZIP_PREFIX = re.compile(r"^(?:.*?/)?(?:xml|raw)/")
@@ -237,7 +237,7 @@ def _join(root: str, rel: str) -> str:
 
 
 def _exists(uri: str) -> bool:
-    if "://" not in uri:
+    if not is_uri(uri):
         return os.path.isfile(uri)
     try:
         with open_bytes(uri):
