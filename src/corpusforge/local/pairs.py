@@ -259,7 +259,8 @@ def _pair_stage(
     counts: Counter[str] = Counter()
     tweets = TweetRows(tweet_files, settings.langs, settings.lid_model, settings.profile)
     kept = tweets.count_and_ids(counts)
-    workers = max(1, min(workers, tweets.kept_rows // ROWS_PER_WORKER))
+    forks = process_context().get_start_method() == "fork"  # the workers' tasks are closures
+    workers = max(1, min(workers, tweets.kept_rows // ROWS_PER_WORKER)) if forks else 1
     if partitions == 0:
         per_partition = max(1, partition_rows // workers)
         needed = max(workers, -(-tweets.kept_rows // per_partition))
@@ -321,8 +322,7 @@ class _Partitions:
         self._nodes = nodes
         self._n = partitions
         self._spill = spill
-        forks = process_context().get_start_method() == "fork"  # tasks are closures
-        self._workers = min(workers, partitions) if forks else 1
+        self._workers = min(workers, partitions)
         self._kept: list[Conversation] | None = None
 
     def first_pass(
