@@ -1,0 +1,32 @@
+"""The console-script entry point: the command's exit status, and the objects frozen for exit."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# Registered before the command runs, so it runs after the command's own atexit handlers.
+PROBE = (
+    "import atexit, gc, sys\n"
+    "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0, file=sys.stderr))\n"
+    "from corpusforge.cli import main\n"
+    "main()\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "status"),
+    [(["--help"], 0), (["validate", "{empty}"], 1), (["no-such-command"], 2)],
+)
+def test_entry_point_keeps_the_exit_status_and_freezes_the_heap(
+    args: list[str], status: int, tmp_path: Path
+) -> None:
+    args = [a.format(empty=tmp_path) for a in args]  # an empty folder is an invalid release
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == status, proc.stderr[-2000:]
+    assert "frozen True" in proc.stderr
