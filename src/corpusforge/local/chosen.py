@@ -247,7 +247,10 @@ class BenchmarkChoice:
     among them) and every negative under those candidates' roots (one of them may become a
     chosen query's root, or not). A negative elsewhere can never be excluded as a chosen
     query's own, so of those only the ``pool_size`` best over all partitions so far are
-    kept: memory is bounded by the benchmark size, not by the input or the partitions.
+    kept. After each merge, the negatives under a root that has left the ``queries`` best
+    so far join those elsewhere: a candidate once beaten stays beaten, since later
+    partitions only add rivals. Memory is bounded by the benchmark size, not by the input
+    or the partitions.
     """
 
     def __init__(self, seed: int, config: BenchmarkConfig, counts: Counter[str]) -> None:
@@ -270,6 +273,16 @@ class BenchmarkChoice:
             self._elsewhere[bench].extend(items)
         for bench, chosen in summary.best.items():
             self._queries.setdefault(bench, Smallest(self._config.queries, rank_key)).extend(chosen)
+        for bench, pool in self._pool.items():
+            queries = self._queries.get(bench)
+            roots = {q.root_id for q in queries.result()} if queries else set()
+            self._pool[bench] = [item for item in pool if item.root_id in roots]
+            self._elsewhere[bench].extend(item for item in pool if item.root_id not in roots)
+
+    def pool_roots(self) -> dict[str, set[int]]:
+        """Per benchmark, the roots whose negatives are held apart as possible query roots
+        (at most ``queries`` roots, however many partitions were merged)."""
+        return {bench: {item.root_id for item in pool} for bench, pool in self._pool.items()}
 
     def result(self) -> tuple[dict[str, list[dict[str, Any]]], HeldOut]:
         """The ``benchmark.v1`` rows per benchmark and the tweets they hold out."""
