@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import heapq
 import random
-from collections import Counter
+from collections import Counter, defaultdict
+from typing import Any
 
 import pytest
 
 from corpusforge.local.chosen import BenchmarkChoice, summarise_part
-from corpusforge.pairing.benchmarks import BenchmarkConfig
+from corpusforge.pairing.benchmarks import (
+    BenchmarkConfig,
+    PoolItem,
+    QueryCandidate,
+    assemble,
+    pool_items,
+    query_candidates,
+    rank_key,
+)
 from corpusforge.pairing.conversations import Conversation, Node
 
 SMALL = BenchmarkConfig(queries=10, positives=2, negatives=3)
@@ -40,16 +50,40 @@ def _choose(parts: list[list[Conversation]]) -> tuple[BenchmarkChoice, Counter[s
     return choice, counts
 
 
-@pytest.mark.parametrize("partitions", [2, 7, 40])
+def _whole_input(conversations: list[Conversation]) -> dict[str, list[dict[str, Any]]]:
+    """The benchmarks chosen from every candidate and negative at once."""
+    candidates: defaultdict[str, list[QueryCandidate]] = defaultdict(list)
+    negatives: defaultdict[str, list[PoolItem]] = defaultdict(list)
+    for root_id, root, quotes, replies in conversations:
+        for bench, candidate in query_candidates(
+            root_id, root, quotes, replies, seed=SEED, config=SMALL
+        ):
+            candidates[bench].append(candidate)
+        for bench, item in pool_items(root_id, quotes, replies, seed=SEED):
+            negatives[bench].append(item)
+    rows = {}
+    for bench in sorted(candidates.keys() | negatives.keys()):
+        chosen = heapq.nsmallest(SMALL.queries, candidates[bench], key=rank_key)
+        taken = {q.root_id for q in chosen}
+        free = [item for item in negatives[bench] if item.root_id not in taken]
+        pool = heapq.nsmallest(SMALL.pool_size, free, key=rank_key)
+        assembled = assemble(bench, chosen, pool, seed=SEED, config=SMALL)
+        if assembled.rows:
+            rows[bench] = assembled.rows
+    return rows
+
+
+@pytest.mark.parametrize("partitions", [1, 2, 7, 40])
 def test_choice_over_partitions_is_the_choice_over_the_whole_input(partitions: int) -> None:
     conversations = _conversations(400)
+    expected = _whole_input(conversations)
+    assert sum(len(rows) for rows in expected.values()) > 20  # more than one partition's best
+    split, counts = _choose([conversations[p::partitions] for p in range(partitions)])
+    rows, _ = split.result()
+    assert rows == expected
     whole, whole_counts = _choose([conversations])
-    parts = [conversations[p::partitions] for p in range(partitions)]
-    split, split_counts = _choose(parts)
-    expected, result = whole.result(), split.result()
-    assert result == expected
-    assert split_counts == whole_counts
-    assert sum(len(rows) for rows in expected[0].values()) > 0  # the test chooses something
+    whole.result()
+    assert counts == whole_counts
 
 
 def test_negatives_held_as_possible_query_roots_stay_within_the_best_queries() -> None:

@@ -5,7 +5,8 @@ Two collectors of the local pair engine (:mod:`corpusforge.local.pairs`), each e
 partitions of the input: :class:`PairRows` deduplicates the chosen pair rows per text (and
 samples them with ``pairs_per_dataset``) with polars, over groups of rows in Arrow files;
 :class:`BenchmarkChoice` chooses each benchmark's queries and negatives partition by
-partition, as over the whole input. Both keep only bounded sets, with :class:`Smallest`.
+partition, as over the whole input, holding its negatives as columns. Both keep only
+bounded sets.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any, Generic, TypeVar
 
 import polars as pl
@@ -38,6 +38,7 @@ from corpusforge.pairing.conversations import (
     Conversation,
     DropReason,
     HeldOut,
+    Node,
     duplicate_rank,
     sample_key,
 )
@@ -202,16 +203,23 @@ class Smallest(Generic[T]):
         return heapq.nsmallest(self._n, self._items, key=self._key)
 
 
+NEGATIVES = {"rank": pl.UInt64, "id": pl.Int64, "root_id": pl.Int64, "text": pl.String}
+"""Possible negatives (:class:`PoolItem`) as columns: a tenth of their size as tuples."""
+NEGATIVE_ORDER = ["rank", "id"]
+""":func:`rank_key` of a negative: the smallest are chosen."""
+
+
 @dataclass(frozen=True)
 class PartChoice:
     """What one partition gives the benchmark choice: its best query candidates per
-    benchmark, every negative under their roots, the best negatives elsewhere, and the
-    ``eligible_queries`` counts. Picklable: a worker process makes it."""
+    benchmark, every negative under their roots, the best negatives elsewhere (frames of
+    :data:`NEGATIVES`), and the ``eligible_queries`` counts. Picklable: a worker process
+    makes it."""
 
     eligible: Counter[str]
     best: dict[str, list[QueryCandidate]]
-    pool: dict[str, list[PoolItem]]
-    elsewhere: dict[str, list[PoolItem]]
+    pool: dict[str, pl.DataFrame]
+    elsewhere: dict[str, pl.DataFrame]
 
 
 def summarise_part(part: list[Conversation], seed: int, config: BenchmarkConfig) -> PartChoice:
@@ -223,20 +231,30 @@ def summarise_part(part: list[Conversation], seed: int, config: BenchmarkConfig)
             eligible[f"benchmarks.{bench}.eligible_queries"] += 1
             local.setdefault(bench, Smallest(config.queries, rank_key)).add(candidate)
     best = {bench: s.result() for bench, s in local.items()}
-    roots = {bench: {c.root_id for c in chosen} for bench, chosen in best.items()}
-    pool: dict[str, list[PoolItem]] = defaultdict(list)
-    elsewhere: defaultdict[str, Smallest[PoolItem]] = defaultdict(
-        lambda: Smallest(config.pool_size, rank_key)
-    )
+    columns: defaultdict[str, tuple[list[Any], ...]] = defaultdict(lambda: ([], [], [], []))
     for root_id, _, quotes, replies in part:
         for bench, item in pool_items(root_id, quotes, replies, seed=seed):
-            if item.root_id in roots.get(bench, ()):
-                pool[bench].append(item)
-            else:
-                elsewhere[bench].add(item)
-    return PartChoice(
-        eligible, best, dict(pool), {bench: s.result() for bench, s in elsewhere.items()}
-    )
+            for column, value in zip(
+                columns[bench], (item.rank, item.node.id, root_id, item.node.text), strict=True
+            ):
+                column.append(value)
+    pool, elsewhere = {}, {}
+    for bench, values in columns.items():
+        frame = pl.DataFrame(dict(zip(NEGATIVES, values, strict=True)), schema=NEGATIVES)
+        under = _under(best.get(bench, []))
+        pool[bench] = frame.filter(under)
+        elsewhere[bench] = _smallest_negatives(frame.filter(~under), config.pool_size)
+    return PartChoice(eligible, best, pool, elsewhere)
+
+
+def _under(queries: Iterable[QueryCandidate]) -> pl.Expr:
+    """Whether a negative is under one of the roots of ``queries``."""
+    return pl.col("root_id").is_in(pl.Series([q.root_id for q in queries], dtype=pl.Int64))
+
+
+def _smallest_negatives(frame: pl.DataFrame, n: int) -> pl.DataFrame:
+    """The ``n`` negatives of ``frame`` with the smallest :func:`rank_key`, in its order."""
+    return frame.sort(NEGATIVE_ORDER, maintain_order=True).head(n)
 
 
 class BenchmarkChoice:
@@ -250,7 +268,7 @@ class BenchmarkChoice:
     kept. After each merge, the negatives under a root that has left the ``queries`` best
     so far join those elsewhere: a candidate once beaten stays beaten, since later
     partitions only add rivals. Memory is bounded by the benchmark size, not by the input
-    or the partitions.
+    or the partitions; the negatives are held as columns (:data:`NEGATIVES`).
     """
 
     def __init__(self, seed: int, config: BenchmarkConfig, counts: Counter[str]) -> None:
@@ -258,47 +276,46 @@ class BenchmarkChoice:
         self._config = config
         self._counts = counts
         self._queries: dict[str, Smallest[QueryCandidate]] = {}
-        self._pool: dict[str, list[PoolItem]] = defaultdict(list)
-        self._elsewhere: defaultdict[str, Smallest[PoolItem]] = defaultdict(
-            lambda: Smallest(config.pool_size, rank_key)
-        )
+        self._pool: dict[str, pl.DataFrame] = {}
+        self._elsewhere: dict[str, pl.DataFrame] = {}
 
     def merge(self, summary: PartChoice) -> None:
         """Take one partition's :func:`summarise_part` into the choice (in partition order:
         the choice is then the one over the whole input, ties included)."""
         self._counts.update(summary.eligible)
-        for bench, items in summary.pool.items():
-            self._pool[bench].extend(items)
-        for bench, items in summary.elsewhere.items():
-            self._elsewhere[bench].extend(items)
         for bench, chosen in summary.best.items():
             self._queries.setdefault(bench, Smallest(self._config.queries, rank_key)).extend(chosen)
-        for bench, pool in self._pool.items():
+        for bench in summary.pool.keys() | summary.elsewhere.keys() | self._pool.keys():
+            pool = _concat(self._pool.get(bench), summary.pool.get(bench))
             queries = self._queries.get(bench)
-            roots = {q.root_id for q in queries.result()} if queries else set()
-            self._pool[bench] = [item for item in pool if item.root_id in roots]
-            self._elsewhere[bench].extend(item for item in pool if item.root_id not in roots)
+            under = _under(queries.result() if queries else [])
+            self._pool[bench] = pool.filter(under)
+            elsewhere = _concat(
+                self._elsewhere.get(bench), summary.elsewhere.get(bench), pool.filter(~under)
+            )
+            if elsewhere.height > self._config.pool_size:
+                elsewhere = _smallest_negatives(elsewhere, self._config.pool_size)
+            self._elsewhere[bench] = elsewhere
 
     def pool_roots(self) -> dict[str, set[int]]:
         """Per benchmark, the roots whose negatives are held apart as possible query roots
         (at most ``queries`` roots, however many partitions were merged)."""
-        return {bench: {item.root_id for item in pool} for bench, pool in self._pool.items()}
+        return {bench: set(pool["root_id"].to_list()) for bench, pool in self._pool.items()}
 
     def result(self) -> tuple[dict[str, list[dict[str, Any]]], HeldOut]:
         """The ``benchmark.v1`` rows per benchmark and the tweets they hold out."""
         config, counts = self._config, self._counts
         selected = {bench: s.result() for bench, s in self._queries.items()}
-        elsewhere = {bench: s.result() for bench, s in self._elsewhere.items()}
         rows: dict[str, list[dict[str, Any]]] = {}
-        for bench in sorted(set(selected) | set(self._pool) | set(elsewhere)):
-            taken = {q.root_id for q in selected.get(bench, [])}
-            pool = chain(self._pool.get(bench, []), elsewhere.get(bench, []))
-            negatives = heapq.nsmallest(
-                config.pool_size, (p for p in pool if p.root_id not in taken), key=rank_key
-            )
-            assembled = assemble(
-                bench, selected.get(bench, []), negatives, seed=self._seed, config=config
-            )
+        for bench in sorted(set(selected) | set(self._pool) | set(self._elsewhere)):
+            chosen = selected.get(bench, [])
+            pool = _concat(self._pool.get(bench), self._elsewhere.get(bench))
+            best = _smallest_negatives(pool.filter(~_under(chosen)), config.pool_size)
+            negatives = [
+                PoolItem(rank, root_id, Node(node_id, text, None, None, None, None))
+                for rank, node_id, root_id, text in best.iter_rows()
+            ]
+            assembled = assemble(bench, chosen, negatives, seed=self._seed, config=config)
             counts[f"benchmarks.{bench}.selected_queries"] += assembled.eligible_queries
             counts[f"benchmarks.{bench}.queries_without_negatives"] += (
                 assembled.queries_without_negatives
@@ -310,3 +327,9 @@ class BenchmarkChoice:
             item for bench_rows in rows.values() for r in bench_rows for item in held_out_items(r)
         )
         return rows, held
+
+
+def _concat(*frames: pl.DataFrame | None) -> pl.DataFrame:
+    """The rows of ``frames`` (:data:`NEGATIVES`), in order; ``None`` is no rows."""
+    present = [f for f in frames if f is not None]
+    return pl.concat(present) if present else pl.DataFrame(schema=NEGATIVES)
