@@ -95,3 +95,27 @@ def test_negatives_held_as_possible_query_roots_stay_within_the_best_queries() -
     for bench, held in roots.items():
         assert len(held) <= SMALL.queries
         assert {row["root_id"] for row in chosen.get(bench, [])} <= held
+
+
+def _summarise_in_child(conversations: list[Conversation], out: Any) -> None:
+    out.put(len(summarise_part(conversations, SEED, SMALL).best))
+
+
+def test_a_partition_is_summarised_in_a_forked_worker_after_polars_ran_here() -> None:
+    """Pair workers are forked from a process whose polars thread pool is running (the
+    extract's merge): a polars call in the worker would then wait forever."""
+    import multiprocessing
+
+    import polars as pl
+
+    pl.DataFrame({"a": range(200_000)}).sort("a", descending=True)  # starts polars' threads
+    context = multiprocessing.get_context("fork")
+    out = context.Queue()
+    child = context.Process(target=_summarise_in_child, args=(_conversations(400), out))
+    child.start()
+    child.join(60)
+    hung = child.is_alive()
+    if hung:
+        child.kill()
+    assert not hung, "summarise_part hangs in a forked worker"
+    assert child.exitcode == 0 and out.get(timeout=5) == 4

@@ -5,7 +5,7 @@ Two collectors of the local pair engine (:mod:`corpusforge.local.pairs`), each e
 partitions of the input: :class:`PairRows` deduplicates the chosen pair rows per text (and
 samples them with ``pairs_per_dataset``) with polars, over groups of rows in Arrow files;
 :class:`BenchmarkChoice` chooses each benchmark's queries and negatives partition by
-partition, as over the whole input, holding its negatives as columns. Both keep only
+partition, as over the whole input, holding its negatives as Arrow columns. Both keep only
 bounded sets.
 """
 
@@ -20,6 +20,7 @@ from typing import Any, Generic, TypeVar
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.ipc
 
 from corpusforge.pairing.benchmarks import (
@@ -203,9 +204,13 @@ class Smallest(Generic[T]):
         return heapq.nsmallest(self._n, self._items, key=self._key)
 
 
-NEGATIVES = {"rank": pl.UInt64, "id": pl.Int64, "root_id": pl.Int64, "text": pl.String}
-"""Possible negatives (:class:`PoolItem`) as columns: a tenth of their size as tuples."""
-NEGATIVE_ORDER = ["rank", "id"]
+NEGATIVES = pa.schema(
+    [("rank", pa.uint64()), ("id", pa.int64()), ("root_id", pa.int64()), ("text", pa.string())]
+)
+"""Possible negatives (:class:`PoolItem`) as Arrow columns: a quarter of their size as tuples.
+Arrow, not polars: :func:`summarise_part` runs in forked workers, and polars' thread pool
+does not survive a fork (a polars call there waits forever once the parent has used it)."""
+NEGATIVE_ORDER = [("rank", "ascending"), ("id", "ascending")]
 """:func:`rank_key` of a negative: the smallest are chosen."""
 
 
@@ -218,8 +223,8 @@ class PartChoice:
 
     eligible: Counter[str]
     best: dict[str, list[QueryCandidate]]
-    pool: dict[str, pl.DataFrame]
-    elsewhere: dict[str, pl.DataFrame]
+    pool: dict[str, pa.Table]
+    elsewhere: dict[str, pa.Table]
 
 
 def summarise_part(part: list[Conversation], seed: int, config: BenchmarkConfig) -> PartChoice:
@@ -240,21 +245,23 @@ def summarise_part(part: list[Conversation], seed: int, config: BenchmarkConfig)
                 column.append(value)
     pool, elsewhere = {}, {}
     for bench, values in columns.items():
-        frame = pl.DataFrame(dict(zip(NEGATIVES, values, strict=True)), schema=NEGATIVES)
-        under = _under(best.get(bench, []))
-        pool[bench] = frame.filter(under)
-        elsewhere[bench] = _smallest_negatives(frame.filter(~under), config.pool_size)
+        arrays = [pa.array(v, f.type) for v, f in zip(values, NEGATIVES, strict=True)]
+        table = pa.Table.from_arrays(arrays, schema=NEGATIVES)
+        under = _under(table, best.get(bench, []))
+        pool[bench] = table.filter(under)
+        elsewhere[bench] = _smallest_negatives(table.filter(pc.invert(under)), config.pool_size)
     return PartChoice(eligible, best, pool, elsewhere)
 
 
-def _under(queries: Iterable[QueryCandidate]) -> pl.Expr:
-    """Whether a negative is under one of the roots of ``queries``."""
-    return pl.col("root_id").is_in(pl.Series([q.root_id for q in queries], dtype=pl.Int64))
+def _under(negatives: pa.Table, queries: Iterable[QueryCandidate]) -> pa.ChunkedArray:
+    """Which ``negatives`` are under one of the roots of ``queries``."""
+    roots = pa.array([q.root_id for q in queries], pa.int64())
+    return pc.is_in(negatives["root_id"], value_set=roots)
 
 
-def _smallest_negatives(frame: pl.DataFrame, n: int) -> pl.DataFrame:
-    """The ``n`` negatives of ``frame`` with the smallest :func:`rank_key`, in its order."""
-    return frame.sort(NEGATIVE_ORDER, maintain_order=True).head(n)
+def _smallest_negatives(negatives: pa.Table, n: int) -> pa.Table:
+    """The ``n`` ``negatives`` with the smallest :func:`rank_key` (a stable sort)."""
+    return negatives.sort_by(NEGATIVE_ORDER).slice(0, n)
 
 
 class BenchmarkChoice:
@@ -276,8 +283,8 @@ class BenchmarkChoice:
         self._config = config
         self._counts = counts
         self._queries: dict[str, Smallest[QueryCandidate]] = {}
-        self._pool: dict[str, pl.DataFrame] = {}
-        self._elsewhere: dict[str, pl.DataFrame] = {}
+        self._pool: dict[str, pa.Table] = {}
+        self._elsewhere: dict[str, pa.Table] = {}
 
     def merge(self, summary: PartChoice) -> None:
         """Take one partition's :func:`summarise_part` into the choice (in partition order:
@@ -288,19 +295,21 @@ class BenchmarkChoice:
         for bench in summary.pool.keys() | summary.elsewhere.keys() | self._pool.keys():
             pool = _concat(self._pool.get(bench), summary.pool.get(bench))
             queries = self._queries.get(bench)
-            under = _under(queries.result() if queries else [])
+            under = _under(pool, queries.result() if queries else [])
             self._pool[bench] = pool.filter(under)
             elsewhere = _concat(
-                self._elsewhere.get(bench), summary.elsewhere.get(bench), pool.filter(~under)
+                self._elsewhere.get(bench),
+                summary.elsewhere.get(bench),
+                pool.filter(pc.invert(under)),
             )
-            if elsewhere.height > self._config.pool_size:
+            if elsewhere.num_rows > self._config.pool_size:
                 elsewhere = _smallest_negatives(elsewhere, self._config.pool_size)
             self._elsewhere[bench] = elsewhere
 
     def pool_roots(self) -> dict[str, set[int]]:
         """Per benchmark, the roots whose negatives are held apart as possible query roots
         (at most ``queries`` roots, however many partitions were merged)."""
-        return {bench: set(pool["root_id"].to_list()) for bench, pool in self._pool.items()}
+        return {bench: set(pool["root_id"].to_pylist()) for bench, pool in self._pool.items()}
 
     def result(self) -> tuple[dict[str, list[dict[str, Any]]], HeldOut]:
         """The ``benchmark.v1`` rows per benchmark and the tweets they hold out."""
@@ -310,10 +319,13 @@ class BenchmarkChoice:
         for bench in sorted(set(selected) | set(self._pool) | set(self._elsewhere)):
             chosen = selected.get(bench, [])
             pool = _concat(self._pool.get(bench), self._elsewhere.get(bench))
-            best = _smallest_negatives(pool.filter(~_under(chosen)), config.pool_size)
+            free = pool.filter(pc.invert(_under(pool, chosen)))
+            best = _smallest_negatives(free, config.pool_size)
             negatives = [
                 PoolItem(rank, root_id, Node(node_id, text, None, None, None, None))
-                for rank, node_id, root_id, text in best.iter_rows()
+                for rank, node_id, root_id, text in zip(
+                    *(best[name].to_pylist() for name in NEGATIVES.names), strict=True
+                )
             ]
             assembled = assemble(bench, chosen, negatives, seed=self._seed, config=config)
             counts[f"benchmarks.{bench}.selected_queries"] += assembled.eligible_queries
@@ -329,7 +341,7 @@ class BenchmarkChoice:
         return rows, held
 
 
-def _concat(*frames: pl.DataFrame | None) -> pl.DataFrame:
-    """The rows of ``frames`` (:data:`NEGATIVES`), in order; ``None`` is no rows."""
-    present = [f for f in frames if f is not None]
-    return pl.concat(present) if present else pl.DataFrame(schema=NEGATIVES)
+def _concat(*tables: pa.Table | None) -> pa.Table:
+    """The rows of ``tables`` (:data:`NEGATIVES`), in order; ``None`` is no rows."""
+    present = [t for t in tables if t is not None]
+    return pa.concat_tables(present) if present else NEGATIVES.empty_table()
