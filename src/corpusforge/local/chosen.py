@@ -320,14 +320,10 @@ class BenchmarkChoice:
             chosen = selected.get(bench, [])
             pool = _concat(self._pool.get(bench), self._elsewhere.get(bench))
             free = pool.filter(pc.invert(_under(pool, chosen)))
-            best = _smallest_negatives(free, config.pool_size)
-            negatives = [
-                PoolItem(rank, root_id, Node(node_id, text, None, None, None, None))
-                for rank, node_id, root_id, text in zip(
-                    *(best[name].to_pylist() for name in NEGATIVES.names), strict=True
-                )
-            ]
-            assembled = assemble(bench, chosen, negatives, seed=self._seed, config=config)
+            negatives = _pool_items(_smallest_negatives(free, config.pool_size))
+            assembled = assemble(
+                bench, chosen, negatives, seed=self._seed, config=config, pool_in_order=True
+            )
             counts[f"benchmarks.{bench}.selected_queries"] += assembled.eligible_queries
             counts[f"benchmarks.{bench}.queries_without_negatives"] += (
                 assembled.queries_without_negatives
@@ -339,6 +335,14 @@ class BenchmarkChoice:
             item for bench_rows in rows.values() for r in bench_rows for item in held_out_items(r)
         )
         return rows, held
+
+
+def _pool_items(negatives: pa.Table) -> Iterator[PoolItem]:
+    """``negatives`` as :class:`PoolItem`, in their order, a batch at a time."""
+    for batch in negatives.to_batches(max_chunksize=4096):
+        columns = (batch.column(name).to_pylist() for name in NEGATIVES.names)
+        for rank, node_id, root_id, text in zip(*columns, strict=True):
+            yield PoolItem(rank, root_id, Node(node_id, text, None, None, None, None))
 
 
 def _concat(*tables: pa.Table | None) -> pa.Table:

@@ -46,7 +46,7 @@ import polars as pl
 import pyarrow as pa
 
 from corpusforge import progress
-from corpusforge.local.machine import process_context
+from corpusforge.local.machine import process_context, release_unused_memory
 from corpusforge.local.shards import FrameShards
 from corpusforge.local.spill import PartitionWriter, read_partition
 from corpusforge.release.io import COUNTS, FILES, ensure_dir, file_list, join, write_json
@@ -136,6 +136,7 @@ def extract_archive(
         files = _merge_and_write(job, folder, dead_folder, rows_per_shard)
     finally:
         shutil.rmtree(spill, ignore_errors=True)
+        release_unused_memory()
     write_json(join(folder, FILES), file_list(files, release_root))
     write_json(join(folder, COUNTS), dict(sorted(counts.items())))
 

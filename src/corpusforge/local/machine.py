@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import sys
 from typing import Any
+
+import pyarrow as pa
 
 MIB = 2**20
 
@@ -37,3 +40,11 @@ def process_context() -> Any:
     """The ``multiprocessing`` context of the local engines' workers: ``fork`` on Linux (the
     workers inherit what the parent loaded), ``spawn`` elsewhere."""
     return multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+
+
+def release_unused_memory() -> None:
+    """Give the memory a finished step freed back to the system: Arrow's allocator keeps
+    what it frees for reuse (about 130 MB after the merge of a 400k-tweet extract), which
+    would otherwise stay in every later step's peak."""
+    gc.collect()
+    pa.default_memory_pool().release_unused()

@@ -47,7 +47,7 @@ import pyarrow as pa
 import pyarrow.ipc
 
 from corpusforge.local.chosen import BenchmarkChoice, PairRows, summarise_part
-from corpusforge.local.machine import process_context
+from corpusforge.local.machine import process_context, release_unused_memory
 from corpusforge.local.spill import PAIR_SPILL_ROWS, partition_of
 from corpusforge.local.tweet_rows import MAX_PARTITIONS, TweetRows, deleted_ids
 from corpusforge.pairing.benchmarks import (
@@ -291,6 +291,8 @@ def _pair_stage(
             counts, partial(summarise_part, seed=settings.seed, config=bench), choice.merge
         )
         out.benchmarks, held = choice.result()
+        del choice
+        release_unused_memory()  # the negatives, before the second pass
         parts.second_pass(partial(_chosen_pairs, held=held, seed=settings.seed), take_pairs)
     else:
         no_one: HeldOut = (frozenset(), frozenset())

@@ -175,6 +175,7 @@ def assemble(
     *,
     seed: int,
     config: BenchmarkConfig,
+    pool_in_order: bool = False,
 ) -> Assembled:
     """Give each selected query its negatives and build ``schemas/benchmark.v1`` rows.
 
@@ -184,16 +185,14 @@ def assemble(
         pool: negative candidates, none of them under a selected query's root.
         seed: seed of the candidate order.
         config: sizes.
+        pool_in_order: ``pool`` is already in :func:`rank_key` order; it is then read only
+            as far as the queries need, never held whole.
     """
     ordered = sorted(queries, key=lambda q: (q.rank, q.root_id))
     roots = {q.root_id for q in ordered}
     used = {n.id for q in ordered for n in (q.query, *q.positives)}
-    negatives = iter(
-        sorted(
-            (p for p in pool if p.root_id not in roots and p.node.id not in used),
-            key=lambda p: (p.rank, p.node.id),
-        )
-    )
+    free = (p for p in pool if p.root_id not in roots and p.node.id not in used)
+    negatives = iter(free if pool_in_order else sorted(free, key=rank_key))
     rows: list[dict[str, Any]] = []
     starved = 0
     for q in ordered:
