@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import multiprocessing
 import os
 import sys
@@ -46,5 +45,4 @@ def release_unused_memory() -> None:
     """Give the memory a finished step freed back to the system: Arrow's allocator keeps
     what it frees for reuse (about 130 MB after the merge of a 400k-tweet extract), which
     would otherwise stay in every later step's peak."""
-    gc.collect()
     pa.default_memory_pool().release_unused()
