@@ -217,7 +217,7 @@ NEGATIVE_ORDER = [("rank", "ascending"), ("id", "ascending")]
 @dataclass(frozen=True)
 class PartChoice:
     """What one partition gives the benchmark choice: its best query candidates per
-    benchmark, every negative under their roots, the best negatives elsewhere (frames of
+    benchmark, every negative under their roots, the best negatives elsewhere (tables of
     :data:`NEGATIVES`), and the ``eligible_queries`` counts. Picklable: a worker process
     makes it."""
 
@@ -338,7 +338,8 @@ class BenchmarkChoice:
 
 
 def _pool_items(negatives: pa.Table) -> Iterator[PoolItem]:
-    """``negatives`` as :class:`PoolItem`, in their order, a batch at a time."""
+    """``negatives`` as :class:`PoolItem`, in their order, a batch at a time; their nodes
+    carry the id and text, all that :func:`assemble` reads of a negative."""
     for batch in negatives.to_batches(max_chunksize=4096):
         columns = (batch.column(name).to_pylist() for name in NEGATIVES.names)
         for rank, node_id, root_id, text in zip(*columns, strict=True):
