@@ -30,6 +30,7 @@ from corpusforge.release.publish import ReleaseStore
 from corpusforge.sources.opus.formats import read_opus, reader_options
 from corpusforge.sources.opus.records import DeadLetter
 from corpusforge.sources.paranmt.parse import read_paranmt
+from corpusforge.sources.uris import is_uri
 
 
 def pair_engine(choice: str, paths: Iterable[str], beam_args: list[str]) -> str:
@@ -38,7 +39,7 @@ def pair_engine(choice: str, paths: Iterable[str], beam_args: list[str]) -> str:
     if choice != "auto":
         return choice
     named_runner = any(a == "--runner" or a.startswith("--runner=") for a in beam_args)
-    remote = any("://" in path for path in paths)
+    remote = any(is_uri(path) for path in paths)
     return "beam" if named_runner or remote else "local"
 
 

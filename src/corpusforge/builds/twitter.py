@@ -82,6 +82,7 @@ from corpusforge.schemas import (
     arrow_schema,
 )
 from corpusforge.sinks.shards import write_rows
+from corpusforge.sources.uris import is_uri
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +129,7 @@ def build(
             manifest, accounting = _build_into(
                 dataclasses.replace(config, out=root), beam_args, uris
             )
-            local = finish_draft if "://" not in root else None
+            local = finish_draft if not is_uri(root) else None
             publish(store, root, manifest, accounting, before_commit=local)
         except (NothingRead, AccountingError):
             store.abandon()
@@ -237,7 +238,7 @@ def _reference_scores(config: TwitterConfig) -> dict[str, Any]:
     """The TF-IDF baseline's scores on the release's benchmarks: a reference for any model."""
     if config.benchmarks.queries == 0:
         return {}
-    if "://" in config.out:
+    if is_uri(config.out):
         return {"model": "tfidf", "skipped": "computed only for local releases"}
     from corpusforge.eval.lexical import TfidfEncoder
     from corpusforge.eval.ranking import evaluate_ranking

@@ -38,6 +38,7 @@ from corpusforge.release.io import (
 from corpusforge.release.layout import DEAD_LETTERS, TWEETS, folder_name
 from corpusforge.schemas import DEAD_LETTER, DELETE, TWEET
 from corpusforge.sources.twitter.archive import archive_name
+from corpusforge.sources.uris import is_uri
 
 EXTRACT_VERSION = 2
 """Bump when extraction output changes for the same input: old extracts are then rebuilt."""
@@ -196,7 +197,7 @@ def choose_engine(choice: str, paths: Iterable[str], beam_args: list[str]) -> st
         from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
 
         workers = PipelineOptions(beam_args).view_as(DirectOptions).direct_num_workers
-    remote = any("://" in path for path in paths)
+    remote = any(is_uri(path) for path in paths)
     return "beam" if named_runner or (workers or 1) > 1 or remote else "local"
 
 

@@ -17,6 +17,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from corpusforge.sources.uris import is_uri
+
 ReleaseDir = Annotated[
     str, typer.Argument(help="release directory (the folder holding manifest.json)")
 ]
@@ -38,7 +40,7 @@ def _existing(release_dir: str) -> str:
         except FileNotFoundError as exc:
             raise typer.BadParameter(str(exc), param_hint="RELEASE_DIR") from None
     release_dir = current_release(release_dir)
-    if "://" not in release_dir and not Path(release_dir).is_dir():
+    if not is_uri(release_dir) and not Path(release_dir).is_dir():
         raise typer.BadParameter(f"{release_dir!r} is not a directory", param_hint="RELEASE_DIR")
     return release_dir
 
@@ -149,7 +151,7 @@ def card(release_dir: ReleaseDir) -> None:
     """Write the dataset card: DIR/README.md and its plots in DIR/card/."""
     from corpusforge.inspect.card import write_card
 
-    if "://" in release_dir and not release_dir.startswith("s3://"):
+    if is_uri(release_dir) and not release_dir.startswith("s3://"):
         raise typer.BadParameter("the card is written to local releases only")
     try:
         path = write_card(_existing(release_dir))

@@ -21,6 +21,8 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from corpusforge.sources.uris import is_uri
+
 EXAMPLES = 3
 """Examples kept per failure (rows of one file, or items of one check)."""
 _CHUNK = 1 << 22
@@ -128,7 +130,7 @@ class ReleaseDir:
 
     def __init__(self, release_dir: str) -> None:
         fs: pafs.FileSystem
-        if "://" in release_dir:
+        if is_uri(release_dir):
             fs, root = pafs.FileSystem.from_uri(release_dir)
         else:
             fs, root = pafs.LocalFileSystem(), os.path.abspath(release_dir)

@@ -14,6 +14,8 @@ from typing import Any
 
 import polars as pl
 
+from corpusforge.sources.uris import is_uri
+
 COLUMNS = ("origin_archive", "origin_member", "reason", "detail")
 
 
@@ -33,7 +35,7 @@ def unreadable_inputs(release_dir: str | Path, manifest: Mapping[str, Any]) -> l
     files = [
         root / f["path"] for f in manifest.get("files", []) if f["path"].startswith("dead_letter/")
     ]
-    if "://" in str(release_dir) or not files or not all(p.is_file() for p in files):
+    if is_uri(str(release_dir)) or not files or not all(p.is_file() for p in files):
         return []
     rows = (
         pl.scan_parquet(files)

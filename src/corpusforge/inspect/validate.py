@@ -62,6 +62,7 @@ from corpusforge.inspect.content import ContentScan
 from corpusforge.release.accounting import recompute_identities
 from corpusforge.release.layout import BENCHMARKS, MANIFEST_NAME, PAIRS
 from corpusforge.schemas import MANIFEST, SchemaRef, arrow_schema, json_schema
+from corpusforge.sources.uris import is_uri
 
 __all__ = ["Check", "Failure", "ValidationReport", "schema_differences", "validate_release"]
 
@@ -179,7 +180,7 @@ def _listed_files(manifest: Mapping[str, Any], out: Failures) -> dict[str, dict[
     for entry in manifest["files"]:
         rel = entry["path"]
         parts = rel.split("/")
-        if rel.startswith("/") or "://" in rel or ".." in parts or "" in parts:
+        if rel.startswith("/") or is_uri(rel) or ".." in parts or "" in parts:
             out.add(Check.MANIFEST_INCONSISTENT, rel, "file path is not inside the release")
         elif rel in entries:
             out.add(Check.MANIFEST_INCONSISTENT, rel, "file listed more than once")

@@ -49,6 +49,8 @@ import time
 from collections.abc import Collection, Iterator, Sequence
 from typing import Protocol
 
+from corpusforge.sources.uris import is_uri
+
 log = logging.getLogger(__name__)
 
 RELEASE_ENTRIES = frozenset(
@@ -126,7 +128,7 @@ def open_store(out: str, beam_args: Sequence[str] = ()) -> ReleaseStore:
     use_storage_flags(beam_args)  # inputs and outputs on s3:// read the build's --s3_* flags
     if out.startswith("s3://"):
         return ObjectStore(out, beam_args)
-    if "://" in out:
+    if is_uri(out):
         return InPlace(out)
     return LocalFolder(out)
 
@@ -140,7 +142,7 @@ def sidecar(out: str, suffix: str) -> str:
 
 def sidecars(out: str) -> list[str]:
     """The draft, lock and old-release paths of a local release (never inputs)."""
-    if "://" in out:
+    if is_uri(out):
         return []
     return [sidecar(out, s) for s in ("draft", "lock", "old")]
 
@@ -148,7 +150,7 @@ def sidecars(out: str) -> list[str]:
 def current_release(out: str) -> str:
     """The folder holding the current release ``out``: ``out`` itself, or, in the instant of
     a two-rename commit (or after a kill in it), the old release at ``.NAME.old``."""
-    if "://" in out or os.path.exists(out):
+    if is_uri(out) or os.path.exists(out):
         return out
     old = sidecar(out, "old")
     return old if os.path.isfile(os.path.join(old, "manifest.json")) else out

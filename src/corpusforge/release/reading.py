@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from corpusforge.sources.uris import is_uri
+
 
 def local_release_path(spec: str) -> Path:
     """The local folder to read for ``spec``, a release or a folder inside one.
@@ -33,7 +35,7 @@ def local_release_path(spec: str) -> Path:
     """
     if spec.startswith("s3://"):
         return _current_version_path(spec)
-    if "://" in spec:
+    if is_uri(spec):
         raise FileNotFoundError(f"{spec}: only local paths and s3:// releases can be read")
     from corpusforge.release.publish import current_release
 

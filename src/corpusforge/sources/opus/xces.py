@@ -171,7 +171,7 @@ class DocumentStore:
     def _zip_candidates(self, lang: str) -> list[str]:
         """``{lang}.zip``, and in a local root also opus_get's ``{Corpus}_{v}_xml_{lang}.zip``."""
         names = [f"{lang}.zip"]
-        if "://" not in self.root and os.path.isdir(self.root):
+        if not is_uri(self.root) and os.path.isdir(self.root):
             names += sorted(
                 name
                 for name in os.listdir(self.root)
@@ -231,7 +231,7 @@ def _variants(doc: str) -> list[str]:
 
 
 def _join(root: str, rel: str) -> str:
-    if "://" in root:
+    if is_uri(root):
         return posixpath.join(root, rel)
     return os.path.join(root, *rel.split("/"))
 
@@ -443,6 +443,6 @@ def read_xces(
 
 
 def _parent(uri: str) -> str:
-    if "://" in uri:
+    if is_uri(uri):
         return posixpath.dirname(uri)
     return os.path.dirname(os.path.abspath(uri))
