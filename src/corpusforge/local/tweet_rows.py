@@ -72,9 +72,11 @@ class TweetRows:
             from corpusforge.text.langid import LanguageIdentifier
 
             self._lid = LanguageIdentifier.load(lid_model or None)
-            self._profile = profile
+        self._profile = profile
         self.parents = self._parent_ids()
         self._decisions: list[_Decision] = []
+        self._partitions = 1  # until plan(): every kept row in one partition, read in place
+        self._spill = ""
 
     def _batches(self, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
         for path in self._files:
