@@ -260,8 +260,10 @@ def _under(negatives: pa.Table, queries: Iterable[QueryCandidate]) -> pa.Chunked
 
 
 def _smallest_negatives(negatives: pa.Table, n: int) -> pa.Table:
-    """The ``n`` ``negatives`` with the smallest :func:`rank_key` (a stable sort)."""
-    return negatives.sort_by(NEGATIVE_ORDER).slice(0, n)
+    """The ``n`` ``negatives`` with the smallest :func:`rank_key` (a stable sort of the keys;
+    only the rows kept are copied)."""
+    keys = negatives.select([name for name, _ in NEGATIVE_ORDER])
+    return negatives.take(pc.sort_indices(keys, sort_keys=NEGATIVE_ORDER).slice(0, n))
 
 
 class BenchmarkChoice:
@@ -331,6 +333,7 @@ class BenchmarkChoice:
             counts[f"benchmarks.{bench}.rows"] += len(assembled.rows)
             if assembled.rows:
                 rows[bench] = assembled.rows
+            del pool, free, negatives  # one benchmark's copies at a time
         held = held_out_sets(
             item for bench_rows in rows.values() for r in bench_rows for item in held_out_items(r)
         )
