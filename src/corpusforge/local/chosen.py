@@ -294,7 +294,8 @@ class BenchmarkChoice:
         self._counts.update(summary.eligible)
         for bench, chosen in summary.best.items():
             self._queries.setdefault(bench, Smallest(self._config.queries, rank_key)).extend(chosen)
-        for bench in summary.pool.keys() | summary.elsewhere.keys() | self._pool.keys():
+        # A benchmark this partition gives nothing is as the last merge left it.
+        for bench in summary.pool.keys() | summary.elsewhere.keys() | summary.best.keys():
             pool = _concat(self._pool.get(bench), summary.pool.get(bench))
             queries = self._queries.get(bench)
             under = _under(pool, queries.result() if queries else [])
