@@ -8,16 +8,18 @@ each tree's median wall time and CPU time (user + system, the command and its wo
 uncounted run per tree comes first, and ``PYTHONDONTWRITEBYTECODE`` is dropped, so that the
 timed runs import compiled modules, as a user's second run does.
 
-A 2,000-tweet archive (``corpusforge synth twitter --tweets 2000``) makes the build's own
-work small: its run summary shows the extract (mostly bz2 decoding: about 9 MB of JSON) and
-the pair stage; the rest is start-up, imports, the dataset card, the reference scores and the
-interpreter's exit.
+The fixed costs are what does not grow with the input: the wall time less the extract and
+pair stages, as the command's run summary gives them. The rest is start-up and imports, the
+reference scores, the dataset card, publishing and the interpreter's exit. A 2,000-tweet
+archive (``corpusforge synth twitter --tweets 2000``) makes the input's own work small
+(mostly bz2 decoding: about 9 MB of JSON).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -38,34 +40,49 @@ def main() -> None:
     trees = [HERE, *args.tree]
     wall: dict[str, list[float]] = {tree: [] for tree in trees}
     cpu: dict[str, list[float]] = {tree: [] for tree in trees}
+    fixed: dict[str, list[float]] = {tree: [] for tree in trees}
     for tree in trees:
         _run(tree, args.archive)
     for _ in range(args.runs):
         for tree in trees:
-            seconds, used = _run(tree, args.archive)
+            seconds, used, work = _run(tree, args.archive)
             wall[tree].append(seconds)
             cpu[tree].append(used)
-            print(f"{tree}: {seconds:.2f} s, cpu {used:.2f} s", flush=True)
+            fixed[tree].append(seconds - work)
+            print(
+                f"{tree}: {seconds:.2f} s, cpu {used:.2f} s, extract and pairs {work:.2f} s",
+                flush=True,
+            )
     for tree in trees:
         print(
             f"median of {args.runs}: {tree}: {statistics.median(wall[tree]):.2f} s, "
-            f"cpu {statistics.median(cpu[tree]):.2f} s"
+            f"cpu {statistics.median(cpu[tree]):.2f} s, "
+            f"fixed costs {statistics.median(fixed[tree]):.2f} s"
         )
 
 
-def _run(tree: str, archive: str) -> tuple[float, float]:
-    """One build with ``tree``'s sources: its wall time and its processes' CPU time."""
+def _run(tree: str, archive: str) -> tuple[float, float, float]:
+    """One build with ``tree``'s sources: its wall time, its processes' CPU time, and the
+    seconds its run summary gives the extract and pair stages."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = os.path.join(tree, "src")
     with tempfile.TemporaryDirectory() as out:
         command = [COMMAND, "twitter", "build", archive, "--out", out + "/r"]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        subprocess.run(command, env=env, check=True, capture_output=True)
+        done = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
         seconds = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    return seconds, used
+    return seconds, used, sum(_stage_seconds(done.stderr, s) for s in ("extract", "pairs"))
+
+
+def _stage_seconds(summary: str, stage: str) -> float:
+    """The time of ``stage`` in the run summary the command prints on stderr."""
+    found = re.search(rf"stage: {stage}\b.*?([\d.,]+) s\b", summary)
+    if found is None:
+        raise SystemExit(f"no 'stage: {stage}' in the command's run summary:\n{summary}")
+    return float(found.group(1).replace(",", ""))
 
 
 if __name__ == "__main__":

@@ -30,3 +30,37 @@ def test_entry_point_keeps_the_exit_status_and_freezes_the_heap(
     )
     assert proc.returncode == status, proc.stderr[-2000:]
     assert "frozen True" in proc.stderr
+
+
+def test_a_sub_command_imports_only_its_own_module() -> None:
+    probe = (
+        "import sys\n"
+        "from corpusforge.cli import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('corpusforge.commands.')))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, "twitter", "build", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    loaded = proc.stdout.strip().splitlines()[-1]
+    assert loaded == "['corpusforge.commands.common', 'corpusforge.commands.twitter']"
+
+
+def test_every_sub_command_is_listed_and_loads() -> None:
+    import typer
+
+    from corpusforge.cli import COMMANDS, app
+
+    root = typer.main.get_command(app)
+    context = typer.Context(root)
+    assert root.list_commands(context) == list(COMMANDS)
+    for name in COMMANDS:
+        command = root.get_command(context, name)
+        assert command is not None and command.name == name

@@ -336,12 +336,17 @@ def summary_table(summary: Summary) -> Table:
         table.add_column(column, justify="right")
     for name, (done, listed, lines, seconds) in summary.archives.items():
         members = f"{done:,}" if listed is None else f"{done:,}/{listed:,}"
-        table.add_row(name, members, f"{lines:,}", _rate(lines, seconds), f"{seconds:,.1f} s")
+        table.add_row(name, members, f"{lines:,}", _rate(lines, seconds), _duration(seconds))
     if len(summary.archives) > 1:
         table.add_row("all archives", f"{summary.members:,}", f"{summary.lines:,}", "", "")
     for name, seconds in summary.stages:
-        table.add_row(f"stage: {name}", "", "", "", f"{seconds:,.1f} s", style="dim")
+        table.add_row(f"stage: {name}", "", "", "", _duration(seconds), style="dim")
     return table
+
+
+def _duration(seconds: float) -> str:
+    """Seconds with two decimals below ten seconds (a small build's stages take tenths)."""
+    return f"{seconds:.2f} s" if seconds < 10 else f"{seconds:,.1f} s"
 
 
 def _rate(lines: int, seconds: float) -> str:

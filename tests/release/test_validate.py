@@ -12,18 +12,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from corpusforge.inspect.validate import Check, schema_differences, validate_release
 from corpusforge.release.accounting import recompute_identities
-from corpusforge.schemas import BENCHMARK, PAIR, arrow_schema
+from corpusforge.schemas import BENCHMARK, MANIFEST, PAIR, arrow_schema, validate_json
 from corpusforge.sinks.parquet import table_bytes
 from tests.release import copy_release, real_release, synthetic_release
 
 QT = "pairs/qt/part-00000-of-00001.parquet"
 ALL = "pairs/all/part-00000-of-00001.parquet"
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
 
 @pytest.fixture(scope="module")
@@ -417,6 +419,21 @@ def test_an_invalid_manifest_is_manifest_invalid(
     edit(manifest)
     write_manifest(broken, manifest)
     assert failed(broken) == {Check.MANIFEST_INVALID}
+
+
+def test_validate_json_raises_on_what_the_release_check_reports(broken: Path) -> None:
+    manifest = read_manifest(broken)
+    validate_json(MANIFEST, manifest)
+    manifest["files"][0].update(sha256="not-a-sha")
+    with pytest.raises(jsonschema.ValidationError, match="not-a-sha"):
+        validate_json(MANIFEST, manifest)
+
+
+@pytest.mark.parametrize("path", sorted(SCHEMAS.glob("*.schema.json")), ids=lambda p: p.name)
+def test_each_json_schema_is_valid_under_its_meta_schema(path: Path) -> None:
+    # validate_json does not check the schema itself on every call; this does.
+    schema = json.loads(path.read_text())
+    jsonschema.validators.validator_for(schema).check_schema(schema)
 
 
 def test_a_manifest_that_is_not_json_is_manifest_invalid(broken: Path) -> None:

@@ -130,6 +130,7 @@ def build(
                 dataclasses.replace(config, out=root), beam_args, uris
             )
             local = finish_draft if not is_uri(root) else None
+            progress.stage("commit")
             publish(store, root, manifest, accounting, before_commit=local)
         except (NothingRead, AccountingError):
             store.abandon()

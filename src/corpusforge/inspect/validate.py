@@ -61,7 +61,7 @@ from corpusforge.inspect.checks import Check, Failure, Failures, ReleaseDir
 from corpusforge.inspect.content import ContentScan
 from corpusforge.release.accounting import recompute_identities
 from corpusforge.release.layout import BENCHMARKS, MANIFEST_NAME, PAIRS
-from corpusforge.schemas import MANIFEST, SchemaRef, arrow_schema, json_schema
+from corpusforge.schemas import MANIFEST, SchemaRef, arrow_schema, json_validator
 from corpusforge.sources.uris import is_uri
 
 __all__ = ["Check", "Failure", "ValidationReport", "schema_differences", "validate_release"]
@@ -160,11 +160,7 @@ def _load_manifest(release: ReleaseDir, out: Failures) -> dict[str, Any] | None:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         out.add(Check.MANIFEST_INVALID, MANIFEST_NAME, f"not JSON: {exc}")
         return None
-    import jsonschema
-
-    schema = json_schema(MANIFEST)
-    validator = jsonschema.validators.validator_for(schema)(schema)
-    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    errors = sorted(json_validator(MANIFEST).iter_errors(doc), key=lambda e: list(e.absolute_path))
     for error in errors:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
         out.add(Check.MANIFEST_INVALID, MANIFEST_NAME, f"{where}: {error.message}")
