@@ -29,6 +29,7 @@ month of archive (about 140M lines); see :func:`_scaling` for the model.
 from __future__ import annotations
 
 import bz2
+import dataclasses
 import gzip
 import json
 import math
@@ -153,7 +154,13 @@ def extract_functions(archive: str, bz2_threads: int = 2) -> int:
     return lines
 
 
-def extract_stage(archive: str, out: str, engine: str = "local", workers: int | None = None) -> int:
+def extract_stage(
+    archive: str,
+    out: str,
+    engine: str = "local",
+    workers: int | None = None,
+    bz2_threads: int | None = None,
+) -> int:
     """The extract stage into ``out``; lines read.
 
     Args:
@@ -161,12 +168,16 @@ def extract_stage(archive: str, out: str, engine: str = "local", workers: int | 
         out: the release folder.
         engine: ``local`` (the default engine) or ``beam`` (the Beam pipeline, in-process).
         workers: the local engine's processes (``None``: one per core).
+        bz2_threads: ``--bz2-threads`` (``None``: its default, shared among the workers).
     """
     from corpusforge.builds import twitter_extract as tb
     from corpusforge.config.twitter import TwitterConfig
     from corpusforge.release.io import join, read_json
 
     config = TwitterConfig(inputs=(archive,), out=out, extract_engine=engine, workers=workers)
+    if bz2_threads is not None:
+        limits = dataclasses.replace(config.limits, bz2_threads=bz2_threads)
+        config = dataclasses.replace(config, limits=limits)
     described = tb.describe_input(archive, config)
     tb.run_extract([described], config, [])
     counts = read_json(join(out, "tweets", described.extract, tb.COUNTS))
@@ -366,6 +377,13 @@ def run_bench(
         "lines",
         runs,
     )
+    el1 = measure(
+        "  same, 1 worker, 1 decoder thread",
+        extract_stage,
+        (archive, out, "local", 1, 1),
+        "lines",
+        runs,
+    )
     eln = measure(
         f"  same, {workers} workers", extract_stage, (archive, out, "local", workers), "lines", runs
     )
@@ -396,11 +414,14 @@ def run_bench(
         )
     else:
         report["prism"] = "not built: bash scripts/prism.sh"
-    stages = (a, an, b, b0, b2, el, eln, e, pf, p, pb, *builds)
+    stages = (a, an, b, b0, b2, el, el1, eln, e, pf, p, pb, *builds)
     report["stages"] = [m.__dict__ | {"rate": m.rate} for m in stages]
     report["local_pairs_over_beam"] = p.rate / pb.rate
     report["local_extract_over_ceiling"] = el.rate / a.rate
     report["local_extract_speedup"] = eln.rate / el.rate
+    # The default gives one worker every core's decoder thread, and each of N workers one:
+    # workers alone scale as the N-worker stage over one worker on one thread.
+    report["local_extract_speedup_one_thread_each"] = eln.rate / el1.rate
     report["local_extract_over_parallel_ceiling"] = eln.rate / an.rate
     report["extract_stdlib_over_ceiling"] = b0.rate / a.rate
     report["extract_1_thread_over_ceiling"] = b2.rate / a.rate

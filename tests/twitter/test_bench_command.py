@@ -46,8 +46,9 @@ def test_bench_reports_every_stage_and_the_scaling(tmp_path: Path) -> None:
     assert builds[:2] == [local, beam]
     prism_built = "prism" not in report
     assert len(builds) == 3 if prism_built else 2  # Prism's when scripts/prism.sh built it
-    assert len(stages) == 11 + len(builds)
-    assert {"same, 2 processes", "same, 2 workers"} <= set(stages)  # ceiling, local extract
+    assert len(stages) == 12 + len(builds)
+    one_thread = "same, 1 worker, 1 decoder thread"
+    assert {"same, 2 processes", "same, 2 workers", one_thread} <= set(stages)
     assert set(report["build_seconds"]) == set(builds)
     tweets = {s["items"] for s in report["stages"] if s["unit"] == "tweets"}
     assert len(tweets) == 1  # both pair engines and the bare functions read the same rows
@@ -55,6 +56,7 @@ def test_bench_reports_every_stage_and_the_scaling(tmp_path: Path) -> None:
     assert len(lines) == 1  # both ceilings and every reader saw the same lines
     ratios = (
         "local_extract_speedup",
+        "local_extract_speedup_one_thread_each",
         "local_extract_over_parallel_ceiling",
         "local_build_over_ceiling",
         "local_build_over_parallel_ceiling",
@@ -72,4 +74,5 @@ def test_bench_reports_every_stage_and_the_scaling(tmp_path: Path) -> None:
     assert "local pair engine / Beam pair stage" in result.output
     assert "extract / ceiling" in result.output
     assert "2 workers / 1 worker" in result.output
+    assert "with one decoder thread per worker" in " ".join(result.output.split())
     assert "whole local build (2 workers) / ceiling" in result.output

@@ -74,7 +74,9 @@ def bench(
     )
     console.print(
         f"local extract stage, {report['workers']} workers / 1 worker: "
-        f"{report['local_extract_speedup']:.2f} (speed-up); {report['workers']} workers / "
+        f"{report['local_extract_speedup']:.2f} (speed-up; "
+        f"{report['local_extract_speedup_one_thread_each']:.2f} with one decoder thread per "
+        f"worker); {report['workers']} workers / "
         f"{report['workers']}-process ceiling: {report['local_extract_over_parallel_ceiling']:.2f}"
     )
     console.print(
