@@ -17,6 +17,9 @@ import argparse
 import difflib
 from collections.abc import Iterable, Sequence
 
+IN_PROCESS_RUNNER = "FnApiRunner"
+"""The runner a build without ``--runner`` gets: Beam's in-process runner."""
+
 
 class UnknownFlag(ValueError):
     """A ``--flag`` that neither the command nor Beam declares."""
@@ -86,3 +89,19 @@ def _beam_actions() -> dict[str, argparse.Action]:
     for cls in classes.values():
         cls._add_argparse_args(parser)
     return {opt: action for action in parser._actions for opt in action.option_strings}
+
+
+def runner_name(beam_args: Sequence[str]) -> str:
+    """The runner ``beam_args`` ask for, by its class name (``--runner prism`` is
+    ``PrismRunner``); :data:`IN_PROCESS_RUNNER` when they name none. Beam is imported only
+    when there are flags.
+
+    Args:
+        beam_args: a build's Beam flags, e.g. ``["--runner=DataflowRunner", "--project=p"]``.
+    """
+    if not beam_args:
+        return IN_PROCESS_RUNNER
+    from corpusforge.config.beam import pipeline_options
+
+    runner = pipeline_options(list(beam_args)).get_all_options().get("runner")
+    return str(getattr(runner, "__name__", None) or runner)

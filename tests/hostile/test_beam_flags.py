@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from corpusforge.beamflags import UnknownFlag, split_inputs
+from corpusforge.beamflags import UnknownFlag, runner_name, split_inputs
 from corpusforge.builds import twitter_extract
 from corpusforge.config.twitter import TwitterConfig
 
@@ -81,3 +81,30 @@ def test_a_beam_flag_changes_the_build_from_either_side(
     code, lines = quiet_cli("twitter", "build", archive, *common, str(tmp_path / "local"))
     assert code == 0, lines
     assert set(engines) == {"local"}
+
+
+@pytest.mark.parametrize(
+    ("flags", "runner"),
+    [
+        ([], "FnApiRunner"),
+        (["--project=p"], "FnApiRunner"),
+        (["--runner=DataflowRunner", "--project=p"], "DataflowRunner"),
+        (["--runner", "PortableRunner", "--job_endpoint=localhost:1"], "PortableRunner"),
+    ],
+)
+def test_every_build_names_the_runner_the_same_way(flags: list[str], runner: str) -> None:
+    # One function for the manifests of every source and for the extract's batching.
+    assert runner_name(flags) == runner
+
+
+def test_no_flags_name_the_in_process_runner_without_importing_beam() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from corpusforge.beamflags import runner_name\n"
+        "print(runner_name([]), 'apache_beam' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.split() == ["FnApiRunner", "False"], done.stderr[-2000:]

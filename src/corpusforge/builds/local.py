@@ -15,13 +15,14 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from corpusforge.beamflags import runner_name
 from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions
 from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
 from corpusforge.local.bitext import PairJob, run_pairs
 from corpusforge.local.machine import default_workers, memory_budget
 from corpusforge.pairing.candidates import PairRules
 from corpusforge.release import driver
-from corpusforge.release.driver import RunBuild, StartBuild, finish, raise_noted, runner_name
+from corpusforge.release.driver import RunBuild, StartBuild, finish, raise_noted
 from corpusforge.release.io import InputError, join
 from corpusforge.release.layout import DEAD_LETTERS
 from corpusforge.release.manifest import describe_input

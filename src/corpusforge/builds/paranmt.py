@@ -27,13 +27,13 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.runners.runner import PipelineResult
 
+from corpusforge.beamflags import runner_name
 from corpusforge.builds.local import either_engine
 from corpusforge.config.beam import pipeline_options
 from corpusforge.config.bitext import ParaphraseConfig
 from corpusforge.jobs import run as run_job
 from corpusforge.pairing.filters import pair_key
 from corpusforge.release import driver
-from corpusforge.release.driver import runner_name
 from corpusforge.release.io import expand_inputs, release_config
 from corpusforge.release.manifest import describe_lid_model
 from corpusforge.release.pipeline import REBUILT, ReleaseSpec, WriteRelease, prepare_release

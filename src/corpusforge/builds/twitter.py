@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from corpusforge import progress
+from corpusforge.beamflags import runner_name
 from corpusforge.builds.twitter_extract import (
     InputArchive,
     describe_input,
@@ -43,7 +44,6 @@ from corpusforge.builds.twitter_extract import (
     extract_is_complete,
     read_extract_files,
     run_extract,
-    runner_of,
 )
 from corpusforge.builds.twitter_pairs import run_pairs
 from corpusforge.config.twitter import DATASETS, TwitterConfig
@@ -288,7 +288,7 @@ def _manifest(
         software=software_versions(),
         schemas=(TWEET, DELETE, DEAD_LETTER, PAIR, BENCHMARK),
         config=release_config(config.to_json()),
-        runner=runner_of(beam_args),
+        runner=runner_name(beam_args),
         inputs=[a.to_json() for a in archives],
         files=files,
         datasets=datasets,

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from corpusforge.beamflags import runner_name
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.local.extract import extract_archive, partition_bytes
 from corpusforge.local.machine import default_workers, memory_budget
@@ -142,18 +143,9 @@ def extract_batches(todo: list[InputArchive], beam_args: list[str]) -> list[list
     """
     if not todo:
         return []
-    if runner_of(beam_args).rsplit(".", 1)[-1] in IN_PROCESS_RUNNERS:
+    if runner_name(beam_args).rsplit(".", 1)[-1] in IN_PROCESS_RUNNERS:
         return [[archive] for archive in todo]
     return [todo]
-
-
-def runner_of(beam_args: list[str]) -> str:
-    """The runner ``beam_args`` name, as given; ``FnApiRunner`` (in process) if none."""
-    if not beam_args:
-        return "FnApiRunner"
-    from apache_beam.options.pipeline_options import PipelineOptions
-
-    return str(PipelineOptions(beam_args).get_all_options().get("runner") or "FnApiRunner")
 
 
 def _tweet_key(row: Mapping[str, Any]) -> int:

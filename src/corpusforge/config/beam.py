@@ -21,13 +21,13 @@ from apache_beam.options.pipeline_options import (
     StandardOptions,
 )
 
+from corpusforge.beamflags import IN_PROCESS_RUNNER
 from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
 from corpusforge.config.flags import BeamFlagError, FlagError
 from corpusforge.config.settings import add_beam_flags, from_flags
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.prism import locate_prism, uses_prism
 
-IN_PROCESS_RUNNER = "FnApiRunner"
 C = TypeVar("C")
 
 

@@ -246,7 +246,8 @@ def held_out_items(row: dict[str, Any]) -> Iterator[tuple[str, int]]:
 
 def held_out_sets(items: Iterable[tuple[str, int]]) -> HeldOut:
     """:func:`held_out_items` of every benchmark row -> (ids, text hashes)."""
-    items = list(items)
-    ids = frozenset(v for kind, v in items if kind == "id")
-    texts = frozenset(v for kind, v in items if kind == "text")
-    return ids, texts
+    ids: set[int] = set()
+    texts: set[int] = set()
+    for kind, value in items:  # one pass, nothing held but the two sets
+        (ids if kind == "id" else texts).add(value)
+    return frozenset(ids), frozenset(texts)

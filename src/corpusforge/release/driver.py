@@ -26,7 +26,7 @@ from typing import Any
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.runners.runner import PipelineResult
 
-from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions, pipeline_options
+from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions
 from corpusforge.jobs import JobFailed, wait
 from corpusforge.release.accounting import AccountingError
 from corpusforge.release.io import InputError, delete, exists, join, read_json
@@ -35,12 +35,6 @@ from corpusforge.release.publish import ReleaseStore, open_store
 from corpusforge.transforms.bitext import LID_NAMESPACE
 
 log = logging.getLogger(__name__)
-
-
-def runner_name(beam_args: list[str]) -> str:
-    """The name of the runner ``beam_args`` ask for (the in-process runner by default)."""
-    runner = pipeline_options(beam_args).get_all_options().get("runner")
-    return str(getattr(runner, "__name__", None) or runner)
 
 
 def lid_throughput(result: PipelineResult) -> dict[str, float] | None:
