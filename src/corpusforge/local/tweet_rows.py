@@ -80,7 +80,9 @@ class TweetRows:
 
     def _batches(self, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
         for path in self._files:
-            yield from pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, columns=columns)
+            yield from pq.ParquetFile(path).iter_batches(
+                batch_size=BATCH_ROWS, columns=columns, use_threads=False
+            )
 
     def _parent_ids(self) -> np.ndarray:
         """Ids some selected tweet replies to or quotes (every tweet's, with fastText)."""
