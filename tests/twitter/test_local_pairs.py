@@ -20,6 +20,7 @@ from corpusforge.builds.twitter_pairs import pair_engine
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.local import chosen, tweet_rows
 from corpusforge.local import pairs as local_pairs
+from corpusforge.local.chosen import pair_table
 from corpusforge.local.pairs import PairRows, PairSettings, pair_tweets
 from corpusforge.local.spill import partition_of
 from corpusforge.pairing.benchmarks import BenchmarkConfig
@@ -233,8 +234,9 @@ def _pair(dataset: str, anchor: str, positive: str, root: int, child: int) -> di
 
 @pytest.mark.parametrize("buffer_rows", [1, 3, 10_000])
 @pytest.mark.parametrize("sample", [None, 4])
+@pytest.mark.parametrize("added", ["row by row", "as tables"])
 def test_pair_rows_deduplicate_and_sample_across_run_files(
-    tmp_path: Path, buffer_rows: int, sample: int | None
+    tmp_path: Path, buffer_rows: int, sample: int | None, added: str
 ) -> None:
     """Five copies of one text pair, added apart so they land in different run files, and
     twenty unique pairs per dataset: the kept copy and the sample do not depend on spilling."""
@@ -248,8 +250,13 @@ def test_pair_rows_deduplicate_and_sample_across_run_files(
     spill = tmp_path / "spill"
     spill.mkdir()
     pairs = PairRows(3, str(spill), buffer_rows, seed=7)
-    for row in rows:
-        pairs.add(row)
+    if added == "row by row":
+        for row in rows:
+            pairs.add(row)
+    else:  # as pair workers hand them back, a row added alone between tables
+        pairs.add(rows[0])
+        for start in range(1, len(rows), 4):
+            pairs.add_table(pair_table(rows[start : start + 4], seed=7))
     counts: Counter[str] = Counter()
     pairs.finish(sample, counts)
     got = sorted(pairs, key=lambda r: (r["dataset"], r["positive_id"]))

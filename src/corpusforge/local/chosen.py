@@ -59,6 +59,20 @@ SAMPLE_ORDER = ["_sample", "anchor_id", "positive_id"]
 TEXTS = ["dataset", "anchor", "positive"]
 
 
+def pair_table(rows: list[dict[str, Any]], seed: int) -> pa.Table:
+    """``pair.v1`` rows -> an Arrow table of them with their duplicate rank and sample key
+    (:data:`RANKS`), in their order (Arrow only: pair workers make it; they never use
+    polars)."""
+    ranks = {
+        "_dup": [duplicate_rank(seed, row)[0] for row in rows],
+        "_sample": [sample_key(seed, row)[0] for row in rows],
+    }
+    table = pa.Table.from_pylist(rows, schema=arrow_schema(PAIR))
+    for name, values in ranks.items():
+        table = table.append_column(RANKS.field(name), pa.array(values, pa.uint64()))
+    return table
+
+
 class PairRows:
     """The chosen pair rows, deduplicated per text and sampled with polars, in bounded memory.
 
@@ -89,18 +103,20 @@ class PairRows:
         if len(self._buffer) >= self._buffer_rows:
             self._flush()
 
+    def add_table(self, table: pa.Table) -> None:
+        """Add rows made into a table by :func:`pair_table` (where they were chosen), after
+        any rows added one by one, in their order."""
+        self._flush()
+        for start in range(0, table.num_rows, self._buffer_rows):
+            self._group(table.slice(start, self._buffer_rows))
+
     def _flush(self) -> None:
-        if not self._buffer:
-            return
-        seed = self._seed
-        ranks = {
-            "_dup": [duplicate_rank(seed, row)[0] for row in self._buffer],
-            "_sample": [sample_key(seed, row)[0] for row in self._buffer],
-        }
-        table = pa.Table.from_pylist(self._buffer, schema=arrow_schema(PAIR))
-        for name, values in ranks.items():
-            table = table.append_column(self._schema.field(name), pa.array(values, pa.uint64()))
-        self._buffer = []
+        if self._buffer:
+            self._group(pair_table(self._buffer, self._seed))
+            self._buffer = []
+
+    def _group(self, table: pa.Table) -> None:
+        """Append ``table``'s rows to the file of their group."""
         if self._n == 1:
             self._write(0, table)
             return

@@ -46,7 +46,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc
 
-from corpusforge.local.chosen import BenchmarkChoice, PairRows, summarise_part
+from corpusforge.local.chosen import BenchmarkChoice, PairRows, pair_table, summarise_part
 from corpusforge.local.machine import process_context, release_unused_memory
 from corpusforge.local.spill import PAIR_SPILL_ROWS, partition_of
 from corpusforge.local.tweet_rows import MAX_PARTITIONS, TweetRows, deleted_ids
@@ -279,11 +279,10 @@ def _pair_stage(
     bench = settings.benchmarks
     parts = _Partitions(tweets, nodes, partitions, spill, workers)
 
-    def take_pairs(chosen: tuple[list[dict[str, Any]], Counter[str]]) -> None:
-        rows, pair_counts = chosen
+    def take_pairs(chosen: tuple[pa.Table, Counter[str]]) -> None:
+        table, pair_counts = chosen
         counts.update(pair_counts)
-        for row in rows:
-            out.pairs.add(row)
+        out.pairs.add_table(table)
 
     if bench is not None and bench.queries > 0:
         choice = BenchmarkChoice(settings.seed, bench, counts)
@@ -469,8 +468,9 @@ def _read_conversations(path: str) -> list[Conversation]:
 
 def _chosen_pairs(
     part: list[Conversation], held: HeldOut, seed: int
-) -> tuple[list[dict[str, Any]], Counter[str]]:
-    """Each conversation's pairs, and the counts of the choice."""
+) -> tuple[pa.Table, Counter[str]]:
+    """Each conversation's pairs, as a table (:func:`pair_table`: a worker hands back Arrow
+    buffers, not a dict per row), and the counts of the choice."""
     rows: list[dict[str, Any]] = []
     counts: Counter[str] = Counter()
     for conversation in part:
@@ -478,4 +478,4 @@ def _chosen_pairs(
         for key, n in result.count_items():
             counts[key] += n
         rows += result.pairs
-    return rows, counts
+    return pair_table(rows, seed), counts
