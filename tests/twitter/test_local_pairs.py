@@ -249,14 +249,14 @@ def test_pair_rows_deduplicate_and_sample_across_run_files(
     rows = [*unique[:10], copies[0], *unique[10:25], *copies[1:3], *unique[25:], *copies[3:]]
     spill = tmp_path / "spill"
     spill.mkdir()
-    pairs = PairRows(3, str(spill), buffer_rows, seed=7)
+    pairs = PairRows(3, str(spill), buffer_rows)
     if added == "row by row":
         for row in rows:
-            pairs.add(row)
-    else:  # as pair workers hand them back, a row added alone between tables
-        pairs.add(rows[0])
+            pairs.add(pair_table([row], seed=7))
+    else:  # as pair workers hand them back, a row alone before tables of four
+        pairs.add(pair_table(rows[:1], seed=7))
         for start in range(1, len(rows), 4):
-            pairs.add_table(pair_table(rows[start : start + 4], seed=7))
+            pairs.add(pair_table(rows[start : start + 4], seed=7))
     counts: Counter[str] = Counter()
     pairs.finish(sample, counts)
     got = sorted(pairs, key=lambda r: (r["dataset"], r["positive_id"]))

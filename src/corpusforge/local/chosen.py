@@ -76,9 +76,9 @@ def pair_table(rows: list[dict[str, Any]], seed: int) -> pa.Table:
 class PairRows:
     """The chosen pair rows, deduplicated per text and sampled with polars, in bounded memory.
 
-    Rows are made Arrow batches of ``buffer_rows`` rows, each row with its duplicate rank
-    and sample key (the pure functions :func:`duplicate_rank` and :func:`sample_key`), and
-    appended to one of ``groups`` Arrow files by a hash of its (dataset, anchor, positive)
+    Rows come as tables made by :func:`pair_table` (each row with its duplicate rank and
+    sample key), where they were chosen; each row is appended, ``buffer_rows`` rows at a
+    time, to one of ``groups`` Arrow files by a hash of its (dataset, anchor, positive)
     texts, so every duplicate of a pair is in its group. :meth:`finish` deduplicates each
     group alone, exactly, one group in memory at a time (a group holds at most the pairs of
     a pair-stage partition's roots), and fixes the sample. The hash decides only which rows
@@ -88,32 +88,18 @@ class PairRows:
     per group, after :meth:`finish`; iterating gives them as dicts.
     """
 
-    def __init__(self, groups: int, spill: str, buffer_rows: int, seed: int) -> None:
+    def __init__(self, groups: int, spill: str, buffer_rows: int) -> None:
         self._n = groups
         self._spill = spill
         self._buffer_rows = buffer_rows
-        self._seed = seed
         self._schema = pa.unify_schemas([arrow_schema(PAIR), RANKS])
-        self._buffer: list[dict[str, Any]] = []
         self._writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
         self._kept: pl.DataFrame | None = None  # the sample's keys, with pairs_per_dataset
 
-    def add(self, row: dict[str, Any]) -> None:
-        self._buffer.append(row)
-        if len(self._buffer) >= self._buffer_rows:
-            self._flush()
-
-    def add_table(self, table: pa.Table) -> None:
-        """Add rows made into a table by :func:`pair_table` (where they were chosen), after
-        any rows added one by one, in their order."""
-        self._flush()
+    def add(self, table: pa.Table) -> None:
+        """Add the rows of a :func:`pair_table`, in their order."""
         for start in range(0, table.num_rows, self._buffer_rows):
             self._group(table.slice(start, self._buffer_rows))
-
-    def _flush(self) -> None:
-        if self._buffer:
-            self._group(pair_table(self._buffer, self._seed))
-            self._buffer = []
 
     def _group(self, table: pa.Table) -> None:
         """Append ``table``'s rows to the file of their group."""
@@ -139,7 +125,6 @@ class PairRows:
     def finish(self, pairs_per_dataset: int | None, counts: Counter[str]) -> None:
         """Deduplicate every group (counting the drops) and fix the sample, if any; each
         group's file is replaced by its kept rows."""
-        self._flush()
         for writer in self._writers.values():
             writer.close()
         self._writers = {}

@@ -215,7 +215,7 @@ def pair_tweets(
         partition_rows: conversation records per partition with ``partitions=0``
             (:func:`rows_per_partition` of a memory budget).
         workdir: where the spill folder is made (the system's temporary folder if ``None``).
-        spill_rows: chosen pairs held in memory before they are spilled to disk.
+        spill_rows: chosen pairs grouped and written to disk at a time.
         workers: processes that build and look at partitions at once (Linux; speed only:
             the rows are the same). With ``partitions=0`` each holds a ``workers``-th of
             ``partition_rows``, and there are at least ``workers`` partitions; inputs of
@@ -275,14 +275,14 @@ def _pair_stage(
     nodes = _Nodes(settings, deleted_ids(delete_files, kept))
     del kept
 
-    out = PairStage(PairRows(partitions, spill, spill_rows, settings.seed), spill, counts=counts)
+    out = PairStage(PairRows(partitions, spill, spill_rows), spill, counts=counts)
     bench = settings.benchmarks
     parts = _Partitions(tweets, nodes, partitions, spill, workers)
 
     def take_pairs(chosen: tuple[pa.Table, Counter[str]]) -> None:
         table, pair_counts = chosen
         counts.update(pair_counts)
-        out.pairs.add_table(table)
+        out.pairs.add(table)
 
     if bench is not None and bench.queries > 0:
         choice = BenchmarkChoice(settings.seed, bench, counts)

@@ -24,8 +24,9 @@ import pyarrow as pa
 import pyarrow.ipc
 
 PAIR_SPILL_ROWS = 50_000
-"""Chosen pairs the local pair stage holds as Python rows before they become an Arrow batch in
-a file under ``_staging/``. A memory budget only: what is written does not depend on it."""
+"""Chosen pairs the local pair stage groups and appends to its files under ``_staging/`` at a
+time (a partition's pairs arrive as one Arrow table). A memory bound only: what is written
+does not depend on it."""
 
 
 def partition_of(ids: np.ndarray, partitions: int) -> np.ndarray:
