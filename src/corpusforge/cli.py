@@ -94,7 +94,7 @@ app = typer.Typer(
 
 @app.callback()
 def _root() -> None:
-    """Build clean, reproducible Parquet corpora of text pairs for sentence embeddings."""
+    """No options of its own: a group needs a callback (its help is the app's)."""
 
 
 def main() -> None:
