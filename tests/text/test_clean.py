@@ -11,9 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpusforge.text.clean import (
+    _INVISIBLE_RE,
     _LINE_BREAK_RE,
+    _MENTION_RE,
+    _URL_RE,
     PROFILES,
     CleanProfile,
+    _may_hold_mention,
+    _may_hold_url,
     clean_text,
     get_profile,
     one_line,
@@ -374,3 +379,34 @@ def test_one_line_is_idempotent_and_has_no_breaks(text: str) -> None:
 def test_one_line_without_breaks_only_strips(text: str) -> None:
     """``one_line`` skips its pattern for printable text: the result is the pattern's."""
     assert one_line(text) == _LINE_BREAK_RE.sub(" ", text).strip()
+
+
+def test_the_url_precheck_rests_on_what_ignorecase_matches() -> None:
+    """``_may_hold_url`` looks for ``/``, ``w.`` and ``W.`` as they are: under
+    ``re.IGNORECASE`` no other code point matches ``w``, ``/`` or ``.``."""
+    for literal, matches in (("w", "wW"), ("/", "/"), (".", ".")):
+        pattern = re.compile(re.escape(literal), re.IGNORECASE)
+        found = [chr(c) for c in range(0x110000) if pattern.fullmatch(chr(c))]
+        assert found == sorted(matches), literal
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=TEXTS)
+def test_a_regex_skipped_by_its_precheck_would_have_changed_nothing(text: str) -> None:
+    """Where a precheck says no, the step's regex finds nothing (``_clean_once``)."""
+    for variant in (text, text.lower(), text.upper()):
+        if not _may_hold_url(variant):
+            assert not _URL_RE.search(variant)
+        if not _may_hold_mention(variant):
+            assert not _MENTION_RE.search(variant)
+        if variant.isascii() and variant.isprintable():
+            assert not _INVISIBLE_RE.search(variant)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["WWW.EXAMPLE.COM/x", "see Www.x", "PIC.TWITTER.COM/abc", "T.CO/abc", "HTTPS://x", "a\x00b"],
+)
+def test_prechecks_let_every_match_through(text: str) -> None:
+    """URLs in any case, and an ASCII control character, still go."""
+    assert clean_text(text, only(urls="remove")) in ("see", "ab", "")
