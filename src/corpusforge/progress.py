@@ -41,6 +41,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from corpusforge.beamflags import runner_flag
+
 IN_PROCESS_RUNNERS = frozenset({"FnApiRunner", "BundleBasedDirectRunner"})
 """Runners that execute DoFns in the driver's process (a missing ``--runner`` means the
 in-process ``FnApiRunner``: see ``corpusforge.config.beam.with_default_runner``)."""
@@ -106,13 +108,7 @@ def runs_in_process(beam_args: Sequence[str]) -> bool:
     Args:
         beam_args: pipeline flags, e.g. ``["--runner=DataflowRunner", "--project=p"]``.
     """
-    runner: str | None = None
-    args = list(beam_args)
-    for i, arg in enumerate(args):
-        if arg.startswith("--runner="):
-            runner = arg.split("=", 1)[1]
-        elif arg == "--runner" and i + 1 < len(args):
-            runner = args[i + 1]
+    runner = runner_flag(beam_args)
     return runner is None or runner.rsplit(".", 1)[-1] in IN_PROCESS_RUNNERS
 
 

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from corpusforge.beamflags import UnknownFlag, runner_name, split_inputs
+from corpusforge.beamflags import (
+    UnknownFlag,
+    choose_engine,
+    runner_flag,
+    runner_name,
+    split_inputs,
+)
 from corpusforge.builds import twitter_extract
 from corpusforge.config.twitter import TwitterConfig
 
@@ -108,3 +114,38 @@ def test_no_flags_name_the_in_process_runner_without_importing_beam() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.stdout.split() == ["FnApiRunner", "False"], done.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("flags", "runner"),
+    [
+        ([], None),
+        (["--project=p"], None),
+        (["--runner=DataflowRunner"], "DataflowRunner"),
+        (["--runner", "prism", "--job_endpoint=x"], "prism"),
+        (["--runner=FlinkRunner", "--runner", "PrismRunner"], "PrismRunner"),
+        (["--runner"], None),
+    ],
+)
+def test_runner_flag_reads_the_flag_as_written(flags: list[str], runner: str | None) -> None:
+    assert runner_flag(flags) == runner
+
+
+@pytest.mark.parametrize(
+    ("choice", "paths", "flags", "engine"),
+    [
+        ("auto", ["a.zip", "out"], [], "local"),
+        ("auto", ["a.zip", "out"], ["--runner=PrismRunner"], "beam"),
+        ("auto", ["a.zip", "out"], ["--direct_num_workers=2"], "beam"),
+        ("auto", ["a.zip", "out"], ["--direct_num_workers=1"], "local"),
+        ("auto", ["a.zip", "s3://bucket/out"], [], "beam"),
+        ("local", ["a.zip", "s3://bucket/out"], ["--runner=PrismRunner"], "local"),
+        ("beam", ["a.zip", "out"], [], "beam"),
+    ],
+)
+def test_every_build_chooses_its_engine_by_one_rule(
+    choice: str, paths: list[str], flags: list[str], engine: str
+) -> None:
+    # Twitter's two stages and the bitext and ParaNMT builds: several direct workers ask for
+    # Beam everywhere (the bitext builds once ran locally and dropped the flag).
+    assert choose_engine(choice, paths, flags) == engine

@@ -12,10 +12,10 @@ inputs and configuration, whatever ``workers`` is: the engine is speed and memor
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-from corpusforge.beamflags import runner_name
+from corpusforge.beamflags import choose_engine, runner_name
 from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions
 from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
 from corpusforge.local.bitext import PairJob, run_pairs
@@ -31,17 +31,6 @@ from corpusforge.release.publish import ReleaseStore
 from corpusforge.sources.opus.formats import read_opus, reader_options
 from corpusforge.sources.opus.records import DeadLetter
 from corpusforge.sources.paranmt.parse import read_paranmt
-from corpusforge.sources.uris import is_uri
-
-
-def pair_engine(choice: str, paths: Iterable[str], beam_args: list[str]) -> str:
-    """``local`` or ``beam``: ``auto`` is local unless a runner or several direct workers are
-    asked for, or a path is remote (the local engine spills on this machine's disk)."""
-    if choice != "auto":
-        return choice
-    named_runner = any(a == "--runner" or a.startswith("--runner=") for a in beam_args)
-    remote = any(is_uri(path) for path in paths)
-    return "beam" if named_runner or remote else "local"
 
 
 def either_engine(start: StartBuild) -> RunBuild:
@@ -56,7 +45,7 @@ def either_engine(start: StartBuild) -> RunBuild:
     def run(
         config: BitextConfig | ParaphraseConfig, beam_args: list[str], store: ReleaseStore
     ) -> dict[str, Any] | None:
-        if pair_engine(config.engine, [*config.inputs, config.out], beam_args) == "local":
+        if choose_engine(config.engine, [*config.inputs, config.out], beam_args) == "local":
             return build_locally(config, beam_args, store)
         result = start(config, beam_args, store)
         return finish(result, config.out, runner_name(beam_args), store)

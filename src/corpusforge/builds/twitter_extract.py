@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from corpusforge.beamflags import runner_name
+from corpusforge.beamflags import choose_engine, runner_name
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.local.extract import extract_archive, partition_bytes
 from corpusforge.local.machine import default_workers, memory_budget
@@ -39,7 +39,6 @@ from corpusforge.release.io import (
 from corpusforge.release.layout import DEAD_LETTERS, TWEETS, folder_name
 from corpusforge.schemas import DEAD_LETTER, DELETE, TWEET
 from corpusforge.sources.twitter.archive import archive_name
-from corpusforge.sources.uris import is_uri
 
 EXTRACT_VERSION = 2
 """Bump when extraction output changes for the same input: old extracts are then rebuilt."""
@@ -126,12 +125,12 @@ def run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list
         write_json(join(folder, _SUCCESS), a.to_json())
 
 
-IN_PROCESS_RUNNERS = {
-    "FnApiRunner",
-    "DirectRunner",
-    "BundleBasedDirectRunner",
-    "SwitchingDirectRunner",
-}
+ONE_MACHINE_RUNNERS = frozenset(
+    {"FnApiRunner", "DirectRunner", "BundleBasedDirectRunner", "SwitchingDirectRunner"}
+)
+"""Runners that hold a pipeline's data in this machine's memory (Beam's direct runners, with
+any ``--direct_running_mode``): an extract pipeline per archive there. Not
+``progress.IN_PROCESS_RUNNERS``, which asks where the DoFns run."""
 
 
 def extract_batches(todo: list[InputArchive], beam_args: list[str]) -> list[list[InputArchive]]:
@@ -143,7 +142,7 @@ def extract_batches(todo: list[InputArchive], beam_args: list[str]) -> list[list
     """
     if not todo:
         return []
-    if runner_name(beam_args).rsplit(".", 1)[-1] in IN_PROCESS_RUNNERS:
+    if runner_name(beam_args).rsplit(".", 1)[-1] in ONE_MACHINE_RUNNERS:
         return [[archive] for archive in todo]
     return [todo]
 
@@ -176,21 +175,6 @@ def read_extract_files(root: str, archive: InputArchive) -> list[dict[str, Any]]
             path = path[at + 1 :]
         located.append({**info, "path": join(root, path)})
     return located
-
-
-def choose_engine(choice: str, paths: Iterable[str], beam_args: list[str]) -> str:
-    """``local`` or ``beam``: ``auto`` is local unless a runner or several workers are asked,
-    or a path is remote (the local engines read and spill on this machine's disk)."""
-    if choice != "auto":
-        return choice
-    named_runner = any(a == "--runner" or a.startswith("--runner=") for a in beam_args)
-    workers = None
-    if beam_args:  # Beam parses them (importing Beam takes about a second)
-        from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
-
-        workers = PipelineOptions(beam_args).view_as(DirectOptions).direct_num_workers
-    remote = any(is_uri(path) for path in paths)
-    return "beam" if named_runner or (workers or 1) > 1 or remote else "local"
 
 
 def extract_engine(config: TwitterConfig, beam_args: list[str]) -> str:

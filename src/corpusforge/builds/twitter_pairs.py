@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from corpusforge.builds.twitter_extract import choose_engine
+from corpusforge.beamflags import choose_engine
 from corpusforge.config.twitter import DATASETS, TwitterConfig
 from corpusforge.local.machine import default_workers, memory_budget
 from corpusforge.local.pairs import PairSettings, pair_tweets, rows_per_partition

@@ -73,8 +73,8 @@ def engine_setting() -> Any:
     return setting(
         "auto",
         help="where the build runs: local (this machine's cores, bounded memory), beam (a "
-        "Beam pipeline on --runner), auto (local unless --runner is given or a path is "
-        "remote); the rows are the same",
+        "Beam pipeline on --runner), auto (local unless --runner or several direct workers "
+        "are asked for, or a path is remote); the rows are the same",
         choices=ENGINES,
     )
 
