@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from corpusforge.keys import seeded_hash, unit_interval
+from corpusforge.keys import cached_hasher, seeded_hash, seeded_hasher, unit_interval
 
 # A change of any of these values changes every release's samples and choices.
 PINNED = [
@@ -24,3 +26,22 @@ def test_seeded_hash_keeps_its_values(args: tuple[object, ...], value: int) -> N
 def test_parts_are_separated_not_concatenated() -> None:
     assert seeded_hash(0, "ab", "c") != seeded_hash(0, "a", "bc")
     assert 0 <= unit_interval(0, "ab", "c") < 1
+
+
+@pytest.mark.parametrize(("args", "value"), [a for a in PINNED if len(a[0]) > 1])
+def test_a_hasher_gives_the_pinned_values(args: tuple[object, ...], value: int) -> None:
+    seed, *prefix, last = args
+    assert seeded_hasher(seed, *prefix)(last) == value
+    assert cached_hasher(seed, *prefix)(last) == value
+
+
+PARTS = st.one_of(st.integers(), st.text(), st.none(), st.floats(allow_nan=False))
+
+
+@given(seed=st.integers(), prefix=st.lists(PARTS, max_size=3), last=PARTS)
+def test_a_hasher_is_seeded_hash_with_its_prefix(
+    seed: int, prefix: list[object], last: object
+) -> None:
+    hasher = seeded_hasher(seed, *prefix)
+    assert hasher(last) == seeded_hash(seed, *prefix, last)
+    assert hasher(last) == hasher(last)  # the prefix state is copied, never used up

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 from corpusforge.config.flags import FlagError
 from corpusforge.config.settings import flag_name, setting
-from corpusforge.keys import seeded_hash
+from corpusforge.keys import cached_hasher, seeded_hash
 from corpusforge.pairing.conversations import HeldOut, Node, text_hash
 
 BENCHMARKS: dict[str, tuple[str, str]] = {
@@ -151,11 +151,10 @@ def pool_items(
     """Every eligible child of a root as a possible negative of the benchmarks of its kind."""
     out = []
     for bench, (_, kind) in BENCHMARKS.items():
+        rank = cached_hasher(seed, "negative", bench)  # seeded_hash(seed, "negative", bench, id)
         for n in quotes if kind == "quote" else replies:
             if n.reason is None:
-                out.append(
-                    (bench, PoolItem(seeded_hash(seed, "negative", bench, n.id), root_id, n))
-                )
+                out.append((bench, PoolItem(rank(n.id), root_id, n)))
     return out
 
 

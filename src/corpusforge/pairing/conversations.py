@@ -22,7 +22,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from corpusforge.keys import seeded_hash
+from corpusforge.keys import seeded_hash, seeded_hasher
 from corpusforge.sources.twitter.parse import merge_records
 from corpusforge.text.clean import CleanProfile, clean_text
 from corpusforge.text.decontam import Decontaminator
@@ -79,9 +79,12 @@ def hold_out(node: Node, ids: Collection[int], text_hashes: Collection[int]) -> 
     return node
 
 
+_TEXT_HASH = seeded_hasher(0, "text")
+
+
 def text_hash(text: str) -> int:
     """A stable 64-bit hash of a cleaned text, for hold-out and duplicate checks."""
-    return seeded_hash(0, "text", text)
+    return _TEXT_HASH(text)
 
 
 def make_node(

@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from corpusforge.keys import seeded_hash
+from corpusforge.keys import seeded_hasher
 from corpusforge.release import io as release_io
 
 ROW_GROUP_SIZE = 64_000
@@ -35,9 +35,12 @@ def shard_count(rows: int, rows_per_shard: int) -> int:
     return max(1, math.ceil(rows / rows_per_shard))
 
 
+_PLACEMENT = seeded_hasher(0, "shard")
+
+
 def placement(key: Any) -> int:
     """The hash that places a row whose sort key is ``key`` (in every shard count)."""
-    return seeded_hash(0, "shard", key)
+    return _PLACEMENT(key)
 
 
 def shard_of(key: Any, num_shards: int) -> int:
