@@ -305,8 +305,7 @@ def _clean_once(text: str, profile: CleanProfile) -> str:
     ``_may_hold_mention``, an ASCII text's invisible characters being unprintable): a
     substring test costs a fraction of the regex's scan, and the result is the same.
     """
-    ascii_text = text.isascii()
-    if not ascii_text and _SURROGATE_RE.search(text):
+    if not text.isascii() and _SURROGATE_RE.search(text):
         text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     if profile.html_entities and "&" in text:
         text = _decode_entities(text)
