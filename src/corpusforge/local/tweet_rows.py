@@ -5,7 +5,8 @@ selected tweet replies to or quotes, then a counting pass that decides, once, wh
 in a selected language (Twitter's field, or fastText's prediction on the cleaned text) and in
 a conversation, and counts every row read. With more than one partition of the root-id key
 space, one more read writes each partition's rows to an Arrow file of its own
-(:meth:`TweetRows.plan`); :meth:`TweetRows.rows` then gives a partition's rows as dicts.
+(:meth:`TweetRows.plan`); :meth:`TweetRows.rows` then gives a partition's rows as dicts
+(the time as int milliseconds).
 :func:`deleted_ids` reads the delete extracts. The pair stage itself is
 :mod:`corpusforge.local.pairs`.
 """
@@ -202,7 +203,7 @@ class TweetRows:
         (with more than one partition, read once: the partition's file goes once read)."""
         if self._partitions == 1:
             for batch, decision in zip(self._batches(), self._decisions, strict=True):
-                yield from self._kept(batch, decision).to_pylist()
+                yield from _dicts(self._kept(batch, decision))
             return
         path = self._partition_file(partition)
         if not os.path.exists(path):
@@ -210,8 +211,18 @@ class TweetRows:
         with pa.OSFile(path) as source:  # read, not mapped: memory is what is held
             reader = pa.ipc.open_file(source)
             for b in range(reader.num_record_batches):
-                yield from reader.get_batch(b).to_pylist()
+                yield from _dicts(reader.get_batch(b))
         os.remove(path)
+
+
+def _dicts(batch: pa.RecordBatch) -> list[dict[str, Any]]:
+    """The batch's rows as dicts, ``created_at`` as int milliseconds: the pair stage never
+    reads the time, and a timezone-aware ``datetime`` a row cost more than all the row's other
+    values together (116k rows: 0.65 s against 0.25 s)."""
+    at = batch.schema.get_field_index("created_at")
+    if at >= 0:
+        batch = batch.set_column(at, "created_at", batch.column(at).cast(pa.int64()))
+    return batch.to_pylist()
 
 
 def _add(counts: Counter[str], key: str, n: int) -> None:
