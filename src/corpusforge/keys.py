@@ -21,12 +21,7 @@ def seeded_hash(seed: int, *parts: object) -> int:
     Returns:
         An integer in ``[0, 2**64)``.
     """
-    h = hashlib.blake2b(digest_size=8, person=b"corpusforge")
-    h.update(str(seed).encode())
-    for part in parts:
-        h.update(b"\x1f")
-        h.update(str(part).encode("utf-8", "surrogatepass"))
-    return int.from_bytes(h.digest(), "big")
+    return int.from_bytes(_hashed(seed, parts).digest(), "big")
 
 
 def seeded_hasher(seed: int, *prefix: object) -> Callable[[object], int]:
@@ -37,20 +32,33 @@ def seeded_hasher(seed: int, *prefix: object) -> Callable[[object], int]:
     For the hashes taken once a row (shard placement, text hashes, benchmark ranks); the
     hashers of a few prefixes are kept (:func:`cached_hasher`).
     """
-    base = hashlib.blake2b(digest_size=8, person=b"corpusforge")
-    base.update(str(seed).encode())
-    for part in prefix:
-        base.update(b"\x1f")
-        base.update(str(part).encode("utf-8", "surrogatepass"))
-    base.update(b"\x1f")
+    base = _hashed(seed, prefix)
+    base.update(_SEPARATOR)
     copy, from_bytes = base.copy, int.from_bytes
 
     def hasher(part: object) -> int:
         h = copy()
-        h.update(str(part).encode("utf-8", "surrogatepass"))
+        h.update(_encoded(part))
         return from_bytes(h.digest(), "big")
 
     return hasher
+
+
+_SEPARATOR = b"\x1f"
+
+
+def _hashed(seed: int, parts: tuple[object, ...]) -> hashlib.blake2b:
+    """The hash state of ``(seed, *parts)``: the one rule of every seeded hash."""
+    h = hashlib.blake2b(digest_size=8, person=b"corpusforge")
+    h.update(str(seed).encode())
+    for part in parts:
+        h.update(_SEPARATOR)
+        h.update(_encoded(part))
+    return h
+
+
+def _encoded(part: object) -> bytes:
+    return str(part).encode("utf-8", "surrogatepass")
 
 
 cached_hasher = functools.lru_cache(maxsize=64)(seeded_hasher)
