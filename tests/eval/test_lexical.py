@@ -70,6 +70,23 @@ def test_fit_returns_a_new_encoder_and_does_not_depend_on_text_order():
     np.testing.assert_array_equal(a.encode(["cat sat dog"]), b.encode(["cat sat dog"]))
 
 
+def test_texts_fitted_on_score_as_texts_tokenised_afresh():
+    # the encoder keeps the tokens of the texts it was fitted on (repeats counted in df) and
+    # scores those texts from them; the same words in a new string are tokenised again
+    texts = ["cat sat", "cat ran", "cat sat", "The CAT, the mat", "dog"]
+    enc = TfidfEncoder(texts)
+    afresh = [f"{t} !" for t in texts]  # "!" is no token: the same words, not a fitted text
+    left, right = np.array([0, 0, 1, 3, 2, 4]), np.array([1, 2, 3, 3, 3, 0])
+    np.testing.assert_array_equal(
+        enc.score_pairs(texts, left, right), enc.score_pairs(afresh, left, right)
+    )
+    np.testing.assert_array_equal(enc.encode(texts), enc.encode(afresh))
+    assert enc.score_pairs(texts, left, right)[0] > 0  # not all zero: the words are known
+    # N = 3, df(cat) = 3, df(sat) = 2: idf 1 and ln(4/3) + 1 = 1.287682, norm 1.630376
+    repeated = TfidfEncoder(["cat sat", "cat sat", "cat ran"]).encode(["cat sat"])
+    np.testing.assert_allclose(repeated[0], [0.613356, 0.0, 0.789807], atol=1e-6)
+
+
 def test_tfidf_implements_every_protocol():
     enc = TfidfEncoder()
     assert isinstance(enc, Encoder)

@@ -158,6 +158,7 @@ class TfidfEncoder:
     def __init__(self, texts: Iterable[str] | None = None) -> None:
         self._vocab: dict[str, int] | None = None
         self._idf: npt.NDArray[np.float64] = np.zeros(0)
+        self._fitted_tokens: dict[str, list[str]] = {}
         if texts is not None:
             self._fit(list(texts))
 
@@ -218,7 +219,10 @@ class TfidfEncoder:
         return np.bincount(pair, weights=products, minlength=n_pairs).astype(np.float32)
 
     def _fit(self, texts: list[str]) -> None:
-        df = Counter(chain.from_iterable(set(analyse(x)) for x in texts))  # texts per term
+        # The evaluators score the texts they fit on: each is tokenised once, here.
+        tokens = [analyse(x) for x in texts]
+        self._fitted_tokens = dict(zip(texts, tokens, strict=True))
+        df = Counter(chain.from_iterable(map(set, tokens)))  # texts per term, repeats counted
         terms = sorted(df)  # canonical ids: independent of the order of the texts
         self._vocab = {t: i for i, t in enumerate(terms)}
         counts = np.fromiter((df[t] for t in terms), dtype=np.float64, count=len(terms))  # (V,)
@@ -228,8 +232,10 @@ class TfidfEncoder:
         if self._vocab is None:
             raise ValueError("TfidfEncoder is not fitted: build it with texts, or call fit()")
         vocab_size = self.vocabulary_size
-        get = self._vocab.get
-        token_ids = [list(map(get, analyse(x), repeat(-1))) for x in texts]
+        get, fitted = self._vocab.get, self._fitted_tokens
+        token_ids = [
+            list(map(get, fitted[x] if x in fitted else analyse(x), repeat(-1))) for x in texts
+        ]
         flat, row = _flatten(token_ids)
         known = flat >= 0  # words not seen when fitting carry no weight
         keys, counts = np.unique(row[known] * vocab_size + flat[known], return_counts=True)
