@@ -373,6 +373,45 @@ def test_the_extracts_are_read_three_times_whatever_the_partitions(
     assert results[0][0] and results[0] == results[1] == results[2]
 
 
+def test_a_partition_builds_only_the_nodes_its_conversations_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reply whose root falls in another partition is cleaned there, not once more where
+    its own id falls: every node a partition builds is a root or a child of one of its
+    conversations, and each tweet is counted once (the counts equal one partition's)."""
+    tweet_files, delete_files = _extracts(tmp_path, seed=4)
+    settings = PairSettings(
+        profile=get_profile("paper"), min_chars=20, langs=("en",), seed=0, benchmarks=BENCH
+    )
+    built: list[set[int]] = []
+    used: list[set[int]] = []
+    make_node = local_pairs._Nodes._node
+    conversations = local_pairs._Nodes.conversations
+
+    def node(self: Any, records: list[dict[str, Any]], *args: Any) -> Any:
+        built[-1].add(records[0]["id"])
+        return make_node(self, records, *args)
+
+    def watched(self: Any, *args: Any) -> Any:
+        built.append(set())
+        part = conversations(self, *args)
+        nodes = [n for _, root, quotes, replies in part for n in (root, *quotes, *replies)]
+        used.append({n.id for n in nodes if n is not None})
+        return part
+
+    monkeypatch.setattr(local_pairs._Nodes, "_node", node)
+    monkeypatch.setattr(local_pairs._Nodes, "conversations", watched)
+    results = []
+    for partitions in (1, 5):
+        built.clear()
+        used.clear()
+        with pair_tweets(tweet_files, delete_files, settings, partitions=partitions) as stage:
+            results.append((sorted(map(str, stage.pairs)), stage.counts))
+        assert len(built) == partitions and built == used
+    assert sum(map(len, built)) < 1.2 * len(set().union(*built))  # a few roots are also children
+    assert results[0][0] and results[0] == results[1]
+
+
 class _Tracked(list):  # type: ignore[type-arg]
     """A list that can be watched with a weak reference."""
 

@@ -49,7 +49,7 @@ import pyarrow.ipc
 from corpusforge.local.chosen import BenchmarkChoice, PairRows, pair_table, summarise_part
 from corpusforge.local.machine import process_context, release_unused_memory
 from corpusforge.local.spill import PAIR_SPILL_ROWS, partition_of
-from corpusforge.local.tweet_rows import MAX_PARTITIONS, TweetRows, deleted_ids
+from corpusforge.local.tweet_rows import COUNTED, MAX_PARTITIONS, TweetRows, deleted_ids
 from corpusforge.pairing.benchmarks import (
     BenchmarkConfig,
 )
@@ -148,20 +148,22 @@ class _Nodes:
     ) -> list[Conversation]:
         """Conversations whose root id falls in ``partition``, in root-id order.
 
-        Node counts (``tweets_*``, ``decontaminated.*``) are added for the tweets whose own
-        id falls in ``partition``, so each tweet is counted once over all partitions.
+        Node counts (``tweets_*``, ``decontaminated.*``) are added for the tweets whose rows
+        are :data:`~corpusforge.local.tweet_rows.COUNTED` here (every row without the
+        column), so each tweet is counted once over all partitions.
         """
         by_id: dict[int, list[dict[str, Any]]] = defaultdict(list)
         for row in rows:
             by_id[row["id"]].append(row)
         ids = sorted(by_id)
         deleted = idsets.member_of(np.asarray(ids, dtype=np.int64), self._deleted)
-        home = _home(ids, partition, partitions)
         nodes: dict[int, Node] = {}
         quotes: dict[int, list[Node]] = defaultdict(list)
         replies: dict[int, list[Node]] = defaultdict(list)
-        for tweet_id, is_deleted, is_home in zip(ids, deleted, home, strict=True):
-            node = self._node(by_id.pop(tweet_id), bool(is_deleted), counts if is_home else None)
+        for tweet_id, is_deleted in zip(ids, deleted, strict=True):
+            records = by_id.pop(tweet_id)
+            counted = records[0].get(COUNTED, True)
+            node = self._node(records, bool(is_deleted), counts if counted else None)
             nodes[tweet_id] = node
             if node.quote_of is not None:
                 quotes[node.quote_of].append(node)

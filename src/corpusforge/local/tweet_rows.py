@@ -31,6 +31,10 @@ from corpusforge.text.clean import CleanProfile, clean_text
 
 LINK_COLUMNS = ["id", "lang", "reply_to_id", "quote_of_id"]
 BATCH_ROWS = 65_536
+COUNTED = "_counted"
+"""With several partitions, a partition row's flag: its tweet's node counts (``tweets_*``,
+``decontaminated.*``) are added in this partition, the one of the tweet's partitions that
+counts it (:meth:`TweetRows.plan`). Without the column every row counts."""
 MAX_PARTITIONS = 64  # one bit each in a uint64 mask
 
 
@@ -154,11 +158,14 @@ class TweetRows:
         """Decide the partitions each kept row belongs to and, with more than one, write every
         partition's kept rows to its own Arrow file under ``spill``.
 
-        A record belongs to the partition of its own id and of each id it links to, so each
+        A record belongs to the partition of each id it links to (it is a quote or a reply
+        there) and, if some tweet links to it, to its own id's (it is a root there), so each
         partition later reads every record of a tweet it needs, even where the records of
-        one tweet disagree about its links. The extracts are read once more here, whatever
-        the number of partitions; each partition then reads only its own file (its rows in
-        the extracts' order, as one read of the extracts would give them).
+        one tweet disagree about its links. A tweet is counted (:data:`COUNTED`) in the first
+        of its partitions alone: a reply whose root is elsewhere is cleaned there only, not
+        once more where its own id falls. The extracts are read once more here, whatever the
+        number of partitions; each partition then reads only its own file (its rows in the
+        extracts' order, as one read of the extracts would give them).
         """
         ids, reply, quote = self._links
         del self._links
@@ -166,8 +173,9 @@ class TweetRows:
         self._spill = spill
         if partitions == 1 or len(ids) == 0:
             return
+        roots = np.where(idsets.member_of(ids, self.parents), ids, -1)
         mask = np.zeros(len(ids), dtype=np.uint64)
-        for column in (ids, reply, quote):
+        for column in (roots, reply, quote):
             bits = np.left_shift(np.uint64(1), partition_of(column, partitions).astype(np.uint64))
             mask |= np.where(column >= 0, bits, np.uint64(0))
         order = np.argsort(ids, kind="stable")
@@ -176,20 +184,25 @@ class TweetRows:
         self._spread(ids[starts], np.bitwise_or.reduceat(mask, starts))
 
     def _spread(self, ids: np.ndarray, masks: np.ndarray) -> None:
-        """Each kept row -> the file of every partition in its id's mask."""
+        """Each kept row -> the file of every partition in its id's mask, marked
+        :data:`COUNTED` in the first."""
+        first = _lowest_bit(masks)
         writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
         try:
             for batch, decision in zip(self._batches(), self._decisions, strict=True):
                 kept = self._kept(batch, decision)
                 i, found = idsets.find(_ids(kept["id"]), ids)
                 row_masks = np.where(found, masks[i], np.uint64(0))
+                row_first = np.where(found, first[i], -1)
                 for p in range(self._partitions):
                     mine = (row_masks >> np.uint64(p)) & np.uint64(1) == 1
                     if not mine.any():
                         continue
+                    rows = kept.filter(pa.array(mine))
+                    rows = rows.append_column(COUNTED, pa.array(row_first[mine] == p))
                     if p not in writers:
-                        writers[p] = pa.ipc.new_file(self._partition_file(p), kept.schema)
-                    writers[p].write_batch(kept.filter(pa.array(mine)))
+                        writers[p] = pa.ipc.new_file(self._partition_file(p), rows.schema)
+                    writers[p].write_batch(rows)
         finally:
             for writer in writers.values():
                 writer.close()
@@ -213,6 +226,12 @@ class TweetRows:
             for b in range(reader.num_record_batches):
                 yield from _dicts(reader.get_batch(b))
         os.remove(path)
+
+
+def _lowest_bit(masks: np.ndarray) -> np.ndarray:
+    """The position of each (non-zero) uint64 mask's lowest set bit."""
+    low = masks & (~masks + np.uint64(1))  # that bit alone: a power of two, exact as a float
+    return np.log2(low.astype(np.float64)).astype(np.int64)
 
 
 def _dicts(batch: pa.RecordBatch) -> list[dict[str, Any]]:
