@@ -97,3 +97,20 @@ def test_arrival_order_does_not_change_the_files(tmp_path: Path) -> None:
             writer.add(str(tmp_path / "out" / name), _frame(ordered[at : at + 11], placed=False))
         written.append([(Path(f["path"]).name, f["sha256"]) for f in writer.close()])
     assert written[0] == written[1]
+
+
+def test_files_come_back_in_order_and_a_failed_write_fails_close(tmp_path: Path) -> None:
+    """Shards are written on threads: the list still goes destination by destination, shard
+    by shard, and a write that fails raises from ``close``, not in a thread nobody reads."""
+    rows = _rows(300)
+    writer = FrameShards(PAIR, SORT, 40, str(tmp_path / "spill"))
+    for dest in ("b", "a"):
+        writer.add(str(tmp_path / "out" / dest), _frame(rows, placed=False))
+    names = [Path(f["path"]).relative_to(tmp_path / "out").as_posix() for f in writer.close()]
+    assert names == [f"{d}/{shard_name(i, 8)}" for d in ("a", "b") for i in range(8)]
+
+    broken = FrameShards(PAIR, SORT, 40, str(tmp_path / "spill2"))
+    (tmp_path / "not-a-folder").write_text("")
+    broken.add(str(tmp_path / "not-a-folder" / "all"), _frame(rows, placed=False))
+    with pytest.raises(OSError):
+        broken.close()
