@@ -100,8 +100,8 @@ def test_arrival_order_does_not_change_the_files(tmp_path: Path) -> None:
 
 
 def test_files_come_back_in_order_and_a_failed_write_fails_close(tmp_path: Path) -> None:
-    """Shards are written on threads: the list still goes destination by destination, shard
-    by shard, and a write that fails raises from ``close``, not in a thread nobody reads."""
+    """The list goes destination by destination, shard by shard, and a write that fails
+    raises from ``close``."""
     rows = _rows(300)
     writer = FrameShards(PAIR, SORT, 40, str(tmp_path / "spill"))
     for dest in ("b", "a"):

@@ -8,17 +8,15 @@ each destination's shards by the rules of :mod:`corpusforge.sinks.shards`: a row
 the seeded hash of its sort key, a shard is sorted by that key and written with the explicit
 schema. Sorting is polars' (strings compare as UTF-8 bytes, which is code-point order, as
 Python compares them), so the files equal those of
-:class:`~corpusforge.sinks.parquet.WriteParquetShards` for the same rows. Memory holds two
-shards (``rows_per_shard`` rows each; one is written on a thread while the next is read and
-sorted), or one batch of a destination while it is split.
+:class:`~corpusforge.sinks.parquet.WriteParquetShards` for the same rows. Memory holds one
+shard at a time (``rows_per_shard`` rows), or one batch of a destination while it is split.
 """
 
 from __future__ import annotations
 
 import os
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import polars as pl
@@ -31,9 +29,6 @@ from corpusforge.sinks.shards import shard_count, shard_name, shard_of, write_ta
 SortKey = Callable[[tuple[Any, ...]], Any]
 KEY_ROWS = 50_000
 """Rows whose sort keys are made Python values at once, to place them in shards."""
-WRITING_SHARDS = 2
-"""Shards written at once (on threads), and so held: one being written while the next is read
-and sorted, or two being written."""
 
 
 class FrameShards:
@@ -91,30 +86,17 @@ class FrameShards:
         self._counts[dest] += frame.height
 
     def close(self) -> list[dict[str, Any]]:
-        """Write every destination's shards; a ShardInfo dict per file, by destination.
-
-        A shard's Parquet encoding, compression and hash (which release the GIL) run on a
-        thread while the next shard is read and sorted here: at most two shards are held, besides
-        the copy a sort makes.
-        """
+        """Write every destination's shards; a ShardInfo dict per file, by destination."""
         for writer in self._writers.values():
             writer.close()
         files: list[dict[str, Any]] = []
-        with ThreadPoolExecutor(WRITING_SHARDS) as threads:
-            writing: deque[Future[dict[str, Any]]] = deque()
-            for dest in sorted(self._counts):
-                num_shards = shard_count(self._counts[dest], self._rows_per_shard)
-                for shard, frame in enumerate(self._shards(dest, num_shards)):
-                    if frame.height:
-                        path = os.path.join(dest, shard_name(shard, num_shards))
-                        writing.append(
-                            threads.submit(self._write, path, frame.sort(self._sort_columns))
-                        )
-                        del frame
-                    if len(writing) == WRITING_SHARDS:  # before the next shard is read
-                        files.append(writing.popleft().result())
-                os.remove(self._paths[dest])
-            files += [done.result() for done in writing]
+        for dest in sorted(self._counts):
+            num_shards = shard_count(self._counts[dest], self._rows_per_shard)
+            for shard, frame in enumerate(self._shards(dest, num_shards)):
+                if frame.height:
+                    path = os.path.join(dest, shard_name(shard, num_shards))
+                    files.append(self._write(path, frame.sort(self._sort_columns)))
+            os.remove(self._paths[dest])
         return files
 
     def _frames(self, path: str) -> Iterator[pl.DataFrame]:
