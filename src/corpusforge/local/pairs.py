@@ -49,7 +49,7 @@ import pyarrow.ipc
 from corpusforge.local.chosen import BenchmarkChoice, PairRows, pair_table, summarise_part
 from corpusforge.local.machine import process_context, release_unused_memory
 from corpusforge.local.spill import PAIR_SPILL_ROWS, partition_of
-from corpusforge.local.tweet_rows import COUNTED, MAX_PARTITIONS, TweetRows, deleted_ids
+from corpusforge.local.tweet_rows import MAX_PARTITIONS, TweetRows, deleted_ids
 from corpusforge.pairing.benchmarks import (
     BenchmarkConfig,
 )
@@ -144,26 +144,33 @@ class _Nodes:
         self._langs = frozenset(settings.langs)
 
     def conversations(
-        self, rows: Iterable[dict[str, Any]], partition: int, partitions: int, counts: Counter[str]
+        self,
+        rows: Iterable[tuple[dict[str, Any], bool]],
+        partition: int,
+        partitions: int,
+        counts: Counter[str],
     ) -> list[Conversation]:
         """Conversations whose root id falls in ``partition``, in root-id order.
 
-        Node counts (``tweets_*``, ``decontaminated.*``) are added for the tweets whose rows
-        are :data:`~corpusforge.local.tweet_rows.COUNTED` here (every row without the
-        column), so each tweet is counted once over all partitions.
+        ``rows`` come with whether their tweet is counted here
+        (:meth:`~corpusforge.local.tweet_rows.TweetRows.rows`): node counts (``tweets_*``,
+        ``decontaminated.*``) are added for those tweets, so each tweet is counted once over
+        all partitions.
         """
         by_id: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for row in rows:
+        counted: set[int] = set()
+        for row, is_counted in rows:
             by_id[row["id"]].append(row)
+            if is_counted:
+                counted.add(row["id"])
         ids = sorted(by_id)
         deleted = idsets.member_of(np.asarray(ids, dtype=np.int64), self._deleted)
         nodes: dict[int, Node] = {}
         quotes: dict[int, list[Node]] = defaultdict(list)
         replies: dict[int, list[Node]] = defaultdict(list)
         for tweet_id, is_deleted in zip(ids, deleted, strict=True):
-            records = by_id.pop(tweet_id)
-            counted = records[0].get(COUNTED, True)
-            node = self._node(records, bool(is_deleted), counts if counted else None)
+            is_counted = tweet_id in counted
+            node = self._node(by_id.pop(tweet_id), bool(is_deleted), counts if is_counted else None)
             nodes[tweet_id] = node
             if node.quote_of is not None:
                 quotes[node.quote_of].append(node)
@@ -274,6 +281,7 @@ def _pair_stage(
         min(workers, partitions),
     )
     tweets.plan(partitions, spill)
+    release_unused_memory()  # the spread's batches
     nodes = _Nodes(settings, deleted_ids(delete_files, kept))
     del kept
 

@@ -6,7 +6,7 @@ in a selected language (Twitter's field, or fastText's prediction on the cleaned
 a conversation, and counts every row read. With more than one partition of the root-id key
 space, one more read writes each partition's rows to an Arrow file of its own
 (:meth:`TweetRows.plan`); :meth:`TweetRows.rows` then gives a partition's rows as dicts
-(the time as int milliseconds).
+(the time as int milliseconds), each with whether its tweet is counted there.
 :func:`deleted_ids` reads the delete extracts. The pair stage itself is
 :mod:`corpusforge.local.pairs`.
 """
@@ -32,9 +32,10 @@ from corpusforge.text.clean import CleanProfile, clean_text
 LINK_COLUMNS = ["id", "lang", "reply_to_id", "quote_of_id"]
 BATCH_ROWS = 65_536
 COUNTED = "_counted"
-"""With several partitions, a partition row's flag: its tweet's node counts (``tweets_*``,
-``decontaminated.*``) are added in this partition, the one of the tweet's partitions that
-counts it (:meth:`TweetRows.plan`). Without the column every row counts."""
+"""With several partitions, the column of a partition file that says whether its tweet's node
+counts (``tweets_*``, ``decontaminated.*``) are added in this partition, the one of the
+tweet's partitions that counts it (:meth:`TweetRows.plan`); :meth:`TweetRows.rows` gives it
+beside each row."""
 MAX_PARTITIONS = 64  # one bit each in a uint64 mask
 
 
@@ -211,12 +212,14 @@ class TweetRows:
     def _partition_file(self, partition: int) -> str:
         return os.path.join(self._spill, f"rows-{partition:02d}.arrow")
 
-    def rows(self, partition: int) -> Iterator[dict[str, Any]]:
-        """The kept rows of every tweet that is, replies to or quotes a root of ``partition``
-        (with more than one partition, read once: the partition's file goes once read)."""
+    def rows(self, partition: int) -> Iterator[tuple[dict[str, Any], bool]]:
+        """The kept rows of every tweet that is, replies to or quotes a root of ``partition``,
+        each with whether its tweet is counted in this partition (with more than one
+        partition, read once: the partition's file goes once read)."""
         if self._partitions == 1:
             for batch, decision in zip(self._batches(), self._decisions, strict=True):
-                yield from _dicts(self._kept(batch, decision))
+                for row in _dicts(self._kept(batch, decision)):
+                    yield row, True
             return
         path = self._partition_file(partition)
         if not os.path.exists(path):
@@ -224,7 +227,11 @@ class TweetRows:
         with pa.OSFile(path) as source:  # read, not mapped: memory is what is held
             reader = pa.ipc.open_file(source)
             for b in range(reader.num_record_batches):
-                yield from _dicts(reader.get_batch(b))
+                batch = reader.get_batch(b)
+                counted = batch.column(COUNTED).to_pylist()
+                # the flag stays out of the dicts: an eleventh key doubles a row dict's size
+                rows = _dicts(batch.drop_columns([COUNTED]))
+                yield from zip(rows, counted, strict=True)
         os.remove(path)
 
 
