@@ -561,3 +561,5 @@ def test_conversations_come_back_from_their_file_as_they_were(tmp_path: Path) ->
     back = local_pairs._read_conversations(path)
     assert back == part
     assert isinstance(back[0][3][0].reason, DropReason)
+    local_pairs._write_conversations(path, [])  # a partition without conversations
+    assert local_pairs._read_conversations(path) == []
