@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import heapq
+import os
 import shutil
 import weakref
 from collections import Counter
@@ -135,7 +136,6 @@ def test_same_release_with_partitions_on_worker_processes(
 def test_a_pair_worker_that_dies_fails_the_stage(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import os
     from concurrent.futures.process import BrokenProcessPool
 
     tweet_files, _ = _extracts(tmp_path, seed=3)
@@ -347,11 +347,11 @@ def test_records_that_disagree_about_links_are_merged_in_every_partition(
     assert counts[0] == counts[1]
 
 
-def test_the_extracts_are_read_three_times_whatever_the_partitions(
+def test_the_extracts_are_read_twice_whatever_the_partitions(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Parents, the counting pass, then the rows: one more read spreads them to a file per
-    partition, so more partitions never mean more reads of the extracts."""
+    """The counting pass (links, languages, parents), then the rows: one read spreads them to
+    a file per partition, so more partitions never mean more reads of the extracts."""
     tweet_files, delete_files = _extracts(tmp_path, seed=3)
     settings = PairSettings(
         profile=get_profile("paper"), min_chars=20, langs=("en",), seed=0, benchmarks=BENCH
@@ -369,8 +369,64 @@ def test_the_extracts_are_read_three_times_whatever_the_partitions(
         with pair_tweets(tweet_files, delete_files, settings, partitions=partitions) as stage:
             results.append((sorted(map(str, stage.pairs)), stage.benchmarks, stage.counts))
             assert not list(Path(stage.spill).glob("rows-*.arrow"))  # each read once, removed
-    assert reads == {1: 3, 2: 3, 7: 3}
+    assert reads == {1: 2, 2: 2, 7: 2}
     assert results[0][0] and results[0] == results[1] == results[2]
+
+
+@pytest.mark.parametrize(
+    "lid_model",
+    [None, pytest.param("", id="fasttext", marks=pytest.mark.slow)],
+)
+def test_same_stage_whatever_the_id_buckets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lid_model: str | None
+) -> None:
+    """The counting pass decides its rows bucket by bucket of the id space (parents, deletes
+    and links each in their id's bucket); the rows, benchmarks and counts are those of one
+    bucket, with one partition and with several."""
+    tweet_files, delete_files = _extracts(tmp_path, seed=5)
+    settings = PairSettings(
+        profile=get_profile("paper"),
+        min_chars=20,
+        langs=("en", "es"),
+        seed=0,
+        benchmarks=BENCH,
+        lid_model=lid_model,
+    )
+    buckets: list[int] = []
+    keep = tweet_rows.TweetRows._keep
+
+    def spy(self: Any, bucket: int) -> int:
+        kept = keep(self, bucket)
+        buckets.append(kept)
+        return kept
+
+    monkeypatch.setattr(tweet_rows.TweetRows, "_keep", spy)
+    results = []
+    for bucket_rows, partitions in ((None, 1), (100, 1), (100, 3)):
+        buckets.clear()
+        with pair_tweets(
+            tweet_files, delete_files, settings, partitions=partitions, bucket_rows=bucket_rows
+        ) as stage:
+            results.append((sorted(map(str, stage.pairs)), stage.benchmarks, stage.counts))
+            assert not list(Path(stage.spill).glob("*-b*.arrow"))  # each bucket read once
+        if bucket_rows is not None:
+            assert len(buckets) > 10 and sum(n > 0 for n in buckets) > 10
+    assert results[0][2]["tweets_dropped.tweet_deleted"] > 0
+    assert results[0][0] and results[0] == results[1] == results[2]
+
+
+def test_extracts_that_change_during_the_stage_fail_it(tmp_path: Path) -> None:
+    """The second read takes rows by their number in the first: a file that changed between
+    the two is an error, never rows taken from the wrong places."""
+    tweet_files, _ = _extracts(tmp_path, seed=3)
+    tweets = tweet_rows.TweetRows(
+        tweet_files, ["en"], None, get_profile("paper"), str(tmp_path), bucket_rows=500
+    )
+    tweets.count([], Counter())
+    table = pq.read_table(tweet_files[-1])
+    pq.write_table(table.slice(0, table.num_rows - 1), tweet_files[-1])
+    with pytest.raises(RuntimeError, match="the extracts changed during the pair stage"):
+        tweets.plan(3)
 
 
 def test_a_partition_builds_only_the_nodes_its_conversations_use(

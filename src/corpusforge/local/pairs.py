@@ -49,7 +49,7 @@ import pyarrow.ipc
 from corpusforge.local.chosen import BenchmarkChoice, PairRows, pair_table, summarise_part
 from corpusforge.local.machine import process_context, release_unused_memory
 from corpusforge.local.spill import PAIR_SPILL_ROWS, partition_of
-from corpusforge.local.tweet_rows import MAX_PARTITIONS, TweetRows, deleted_ids
+from corpusforge.local.tweet_rows import BYTES_PER_LINK_ROW, MAX_PARTITIONS, TweetRows
 from corpusforge.pairing.benchmarks import (
     BenchmarkConfig,
 )
@@ -61,7 +61,6 @@ from corpusforge.pairing.conversations import (
     pair_conversation,
     tweet_node,
 )
-from corpusforge.sources.twitter import idsets
 from corpusforge.text.clean import CleanProfile
 from corpusforge.text.decontam import Decontaminator
 
@@ -137,40 +136,42 @@ def _home(ids: Iterable[int | None], partition: int, partitions: int) -> list[bo
 class _Nodes:
     """Partition rows -> merged, cleaned nodes -> conversations of the partition's roots."""
 
-    def __init__(self, settings: PairSettings, deleted: np.ndarray) -> None:
+    def __init__(self, settings: PairSettings) -> None:
         self._settings = settings
-        self._deleted = deleted
         self._profile = settings.profile
         self._langs = frozenset(settings.langs)
 
     def conversations(
         self,
-        rows: Iterable[tuple[dict[str, Any], bool]],
+        rows: Iterable[tuple[dict[str, Any], bool, bool]],
         partition: int,
         partitions: int,
         counts: Counter[str],
     ) -> list[Conversation]:
         """Conversations whose root id falls in ``partition``, in root-id order.
 
-        ``rows`` come with whether their tweet is counted here
+        ``rows`` come with whether their tweet is counted here and whether it is deleted
         (:meth:`~corpusforge.local.tweet_rows.TweetRows.rows`): node counts (``tweets_*``,
-        ``decontaminated.*``) are added for those tweets, so each tweet is counted once over
-        all partitions.
+        ``decontaminated.*``) are added for the counted tweets, so each tweet is counted once
+        over all partitions.
         """
         by_id: dict[int, list[dict[str, Any]]] = defaultdict(list)
         counted: set[int] = set()
-        for row, is_counted in rows:
+        deleted: set[int] = set()
+        for row, is_counted, is_deleted in rows:
             by_id[row["id"]].append(row)
             if is_counted:
                 counted.add(row["id"])
-        ids = sorted(by_id)
-        deleted = idsets.member_of(np.asarray(ids, dtype=np.int64), self._deleted)
+            if is_deleted:
+                deleted.add(row["id"])
         nodes: dict[int, Node] = {}
         quotes: dict[int, list[Node]] = defaultdict(list)
         replies: dict[int, list[Node]] = defaultdict(list)
-        for tweet_id, is_deleted in zip(ids, deleted, strict=True):
+        for tweet_id in sorted(by_id):
             is_counted = tweet_id in counted
-            node = self._node(by_id.pop(tweet_id), bool(is_deleted), counts if is_counted else None)
+            node = self._node(
+                by_id.pop(tweet_id), tweet_id in deleted, counts if is_counted else None
+            )
             nodes[tweet_id] = node
             if node.quote_of is not None:
                 quotes[node.quote_of].append(node)
@@ -208,6 +209,7 @@ def pair_tweets(
     *,
     partitions: int = 1,
     partition_rows: int = ROWS_PER_PARTITION,
+    bucket_rows: int | None = None,
     workdir: str | None = None,
     spill_rows: int = PAIR_SPILL_ROWS,
     workers: int = 1,
@@ -223,6 +225,9 @@ def pair_tweets(
             one per ``partition_rows`` conversation records.
         partition_rows: conversation records per partition with ``partitions=0``
             (:func:`rows_per_partition` of a memory budget).
+        bucket_rows: extract rows per id bucket of the counting pass
+            (:class:`~corpusforge.local.tweet_rows.TweetRows`); ``None``: as many as the
+            memory of ``partition_rows`` conversation records holds. The rows are the same.
         workdir: where the spill folder is made (the system's temporary folder if ``None``).
         spill_rows: chosen pairs grouped and written to disk at a time.
         workers: processes that build and look at partitions at once (Linux; speed only:
@@ -238,6 +243,10 @@ def pair_tweets(
         raise ValueError(f"partitions must be in [0, {MAX_PARTITIONS}], got {partitions}")
     if partition_rows < 1:
         raise ValueError(f"partition_rows must be >= 1, got {partition_rows}")
+    if bucket_rows is None:
+        bucket_rows = partition_rows * BYTES_PER_PARTITION_RECORD // BYTES_PER_LINK_ROW
+    if bucket_rows < 1:
+        raise ValueError(f"bucket_rows must be >= 1, got {bucket_rows}")
     spill = tempfile.mkdtemp(prefix="corpusforge-pairs-", dir=workdir)
     try:
         return _pair_stage(
@@ -246,6 +255,7 @@ def pair_tweets(
             settings,
             partitions,
             partition_rows,
+            bucket_rows,
             spill,
             spill_rows,
             workers,
@@ -261,13 +271,16 @@ def _pair_stage(
     settings: PairSettings,
     partitions: int,
     partition_rows: int,
+    bucket_rows: int,
     spill: str,
     spill_rows: int,
     workers: int,
 ) -> PairStage:
     counts: Counter[str] = Counter()
-    tweets = TweetRows(tweet_files, settings.langs, settings.lid_model, settings.profile)
-    kept = tweets.count_and_ids(counts)
+    tweets = TweetRows(
+        tweet_files, settings.langs, settings.lid_model, settings.profile, spill, bucket_rows
+    )
+    tweets.count(delete_files, counts)
     forks = process_context().get_start_method() == "fork"  # the workers' tasks are closures
     workers = max(1, min(workers, tweets.kept_rows // ROWS_PER_WORKER)) if forks else 1
     if partitions == 0:
@@ -280,10 +293,9 @@ def _pair_stage(
         partitions,
         min(workers, partitions),
     )
-    tweets.plan(partitions, spill)
+    tweets.plan(partitions)
     release_unused_memory()  # the spread's batches
-    nodes = _Nodes(settings, deleted_ids(delete_files, kept))
-    del kept
+    nodes = _Nodes(settings)
 
     out = PairStage(PairRows(partitions, spill, spill_rows), spill, counts=counts)
     bench = settings.benchmarks

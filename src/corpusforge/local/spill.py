@@ -89,13 +89,22 @@ def read_partition(folder: str, name: str, p: int) -> pl.DataFrame | None:
     """Partition ``p`` of the rows every writer of ``name`` spilled to ``folder`` (in writer
     order), or ``None`` if no row fell in it. Its files are removed once read."""
     frames = []
-    for path in sorted(glob.glob(os.path.join(folder, f"{name}-*.p{p:05d}.arrow"))):
-        with pa.OSFile(path) as source:  # read, not mapped: memory is what is held
-            frame = pl.from_arrow(pa.ipc.open_file(source).read_all())
+    for table in read_tables(folder, name, p):
+        frame = pl.from_arrow(table)
         assert isinstance(frame, pl.DataFrame)
         frames.append(frame)
-        os.remove(path)
     return pl.concat(frames, rechunk=False) if frames else None
+
+
+def read_tables(folder: str, name: str, p: int) -> list[pa.Table]:
+    """Partition ``p`` of ``name`` as Arrow tables, a table per writer, for processes that may
+    fork (no polars). Its files are removed once read."""
+    tables = []
+    for path in sorted(glob.glob(os.path.join(folder, f"{name}-*.p{p:05d}.arrow"))):
+        with pa.OSFile(path) as source:  # read, not mapped: memory is what is held
+            tables.append(pa.ipc.open_file(source).read_all())
+        os.remove(path)
+    return tables
 
 
 def read_all(folder: str, name: str) -> Iterator[pl.DataFrame]:

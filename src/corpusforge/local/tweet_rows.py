@@ -1,13 +1,18 @@
 """The extracts' tweet rows -> the conversation rows of the local pair stage, by partition.
 
-:class:`TweetRows` reads the ``schemas/tweet.v1`` extracts in column batches: the ids some
-selected tweet replies to or quotes, then a counting pass that decides, once, which rows are
-in a selected language (Twitter's field, or fastText's prediction on the cleaned text) and in
-a conversation, and counts every row read. With more than one partition of the root-id key
-space, one more read writes each partition's rows to an Arrow file of its own
-(:meth:`TweetRows.plan`); :meth:`TweetRows.rows` then gives a partition's rows as dicts
-(the time as int milliseconds), each with whether its tweet is counted there.
-:func:`deleted_ids` reads the delete extracts. The pair stage itself is
+:class:`TweetRows` reads the ``schemas/tweet.v1`` extracts twice, in column batches, and
+holds no array over all their rows. The first read (:meth:`TweetRows.count`) counts every row,
+decides its language (Twitter's field, or fastText's prediction on the cleaned text) and
+writes, by a hash of the id, each selected row's id and links to an id bucket, and each id
+some row replies to or quotes to the bucket of that id; the delete extracts' ids go to the
+buckets too. A bucket then holds everything needed to decide its rows alone: which are in a
+conversation (they link, or some row links to them), and, once the number of pair partitions
+is known (:meth:`TweetRows.plan`), the partitions each belongs to and whether its tweet is
+deleted. Buckets are sized to the memory budget. The second read takes the kept rows with
+those decisions, in the extracts' order, and writes each partition's rows to an Arrow file of
+its own (with one partition, :meth:`TweetRows.rows` reads them in place); :meth:`TweetRows.rows`
+gives a partition's rows as dicts (the time as int milliseconds), each with whether its tweet
+is counted there and whether it is deleted. The pair stage itself is
 :mod:`corpusforge.local.pairs`.
 """
 
@@ -15,8 +20,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,17 +29,23 @@ import pyarrow.compute as pc
 import pyarrow.ipc
 import pyarrow.parquet as pq
 
-from corpusforge.local.spill import partition_of
+from corpusforge.local.spill import PartitionWriter, partition_of, read_tables
 from corpusforge.sources.twitter import idsets
 from corpusforge.text.clean import CleanProfile, clean_text
 
 LINK_COLUMNS = ["id", "lang", "reply_to_id", "quote_of_id"]
 BATCH_ROWS = 65_536
+BYTES_PER_LINK_ROW = 100
+"""Peak memory per extract row of the id bucket being decided (its selected rows' ids and
+links, its parent ids, the sort of one bucket); buckets hold ``budget / BYTES_PER_LINK_ROW``
+rows of the extracts."""
 COUNTED = "_counted"
 """With several partitions, the column of a partition file that says whether its tweet's node
 counts (``tweets_*``, ``decontaminated.*``) are added in this partition, the one of the
 tweet's partitions that counts it (:meth:`TweetRows.plan`); :meth:`TweetRows.rows` gives it
 beside each row."""
+DELETED = "_deleted"
+"""The column of a partition file that says whether a delete notice names the row's tweet."""
 MAX_PARTITIONS = 64  # one bit each in a uint64 mask
 
 
@@ -44,24 +54,18 @@ def _ids(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     return np.asarray(pc.fill_null(column, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-@dataclass(frozen=True)
-class _Decision:
-    """What the counting pass decided for one batch of rows: which rows are kept (packed
-    bits) and, with fastText, the language predicted for each kept row (an index into the
-    selected languages)."""
-
-    rows: int
-    keep: np.ndarray
-    langs: np.ndarray | None
-
-
 class TweetRows:
     """The selected-language conversation rows of the extracts, read in column batches.
 
-    The language (Twitter's field, or fastText's prediction on the cleaned text) and the
-    conversation test (replies, quotes, or is replied to or quoted) are decided once, in a
-    counting pass, and kept (one bit a row, one byte a kept row's predicted language); later
-    passes read only the rows of one partition and decide nothing again.
+    Args:
+        files: the tweet extracts.
+        langs: the selected languages.
+        lid_model: fastText's model (``""``: the installed one), or ``None`` for Twitter's
+            language field.
+        profile: the cleaning fastText's input gets.
+        spill: the folder the buckets and partition files are written to.
+        bucket_rows: extract rows per id bucket (the memory budget over
+            :data:`BYTES_PER_LINK_ROW`).
     """
 
     def __init__(
@@ -70,6 +74,8 @@ class TweetRows:
         langs: Sequence[str],
         lid_model: str | None,
         profile: CleanProfile,
+        spill: str,
+        bucket_rows: int,
     ) -> None:
         self._files = list(files)
         self._langs = pa.array(sorted(langs), pa.string())
@@ -79,10 +85,13 @@ class TweetRows:
 
             self._lid = LanguageIdentifier.load(lid_model or None)
         self._profile = profile
-        self.parents = self._parent_ids()
-        self._decisions: list[_Decision] = []
-        self._partitions = 1  # until plan(): every kept row in one partition, read in place
-        self._spill = ""
+        self._spill = spill
+        rows = sum(pq.ParquetFile(path).metadata.num_rows for path in self._files)
+        self._buckets = max(1, -(-rows // max(1, bucket_rows)))
+        self._rows = 0  # read by the first pass
+        self._partitions = 1  # until plan()
+        self.kept_rows = 0
+        """Conversation records: selected rows that reply, quote, or are replied to or quoted."""
 
     def _batches(self, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
         for path in self._files:
@@ -90,74 +99,93 @@ class TweetRows:
                 batch_size=BATCH_ROWS, columns=columns, use_threads=False
             )
 
-    def _parent_ids(self) -> np.ndarray:
-        """Ids some selected tweet replies to or quotes (every tweet's, with fastText)."""
-        parts = []
-        for batch in self._batches(LINK_COLUMNS):
-            if self._lid is None:
-                batch = batch.filter(pc.fill_null(pc.is_in(batch["lang"], self._langs), False))
-            for column in ("reply_to_id", "quote_of_id"):
-                values = _ids(batch[column])
-                parts.append(values[values >= 0])
-        return idsets.union(parts)
+    def count(self, delete_files: Sequence[str], counts: Counter[str]) -> None:
+        """Read the extracts (and the delete extracts) once: count every row read (the
+        accounting of the record filter) and decide which rows are conversation records."""
+        selected = self._split(counts)
+        self._split_deleted(delete_files)
+        for bucket in range(self._buckets):
+            self.kept_rows += self._keep(bucket)
+        _add(counts, "records_in_conversations", self.kept_rows)
+        _add(counts, "records_outside_conversations", selected - self.kept_rows)
 
-    def _decide(self, batch: pa.RecordBatch, counts: Counter[str]) -> _Decision:
-        """Which of the batch's rows are in a selected language and in a conversation."""
-        langs = batch["lang"]
-        if self._lid is not None:
-            texts = batch["text"].to_pylist()
-            langs = pa.array(
-                [self._lid.predict(clean_text(t, self._profile))[0] for t in texts], pa.string()
-            )
-        in_lang = pc.fill_null(pc.is_in(langs, self._langs), False).to_numpy(zero_copy_only=False)
-        linked = (_ids(batch["reply_to_id"]) >= 0) | (_ids(batch["quote_of_id"]) >= 0)
-        keep = in_lang & (linked | idsets.member_of(_ids(batch["id"]), self.parents))
-        _add(counts, "records_in", batch.num_rows)
-        _add(counts, "records_lang_not_selected", int(batch.num_rows - in_lang.sum()))
-        _add(counts, "records_in_conversations", int(keep.sum()))
-        _add(counts, "records_outside_conversations", int(in_lang.sum() - keep.sum()))
-        codes = None
-        if self._lid is not None:
-            kept_langs = pc.index_in(langs.filter(pa.array(keep)), self._langs)
-            codes = kept_langs.to_numpy().astype(np.min_scalar_type(len(self._langs)))
-        return _Decision(batch.num_rows, np.packbits(keep), codes)
-
-    def count_and_ids(self, counts: Counter[str]) -> np.ndarray:
-        """Count every row read (the accounting of the record filter); the kept ids, sorted.
-
-        Keeps each kept row's id and links (24 bytes a row) for :meth:`plan`.
-        """
+    def _split(self, counts: Counter[str]) -> int:
+        """Each selected row's number, id and links (and predicted language) -> its id's
+        bucket; each id a selected row (any row, with fastText) replies to or quotes -> that
+        id's bucket. Returns the selected rows."""
+        links = PartitionWriter(self._spill, "links", 0, self._buckets, "id")
+        parents = PartitionWriter(self._spill, "parents", 0, self._buckets, "id")
         columns = LINK_COLUMNS + (["text"] if self._lid is not None else [])
-        links: list[list[np.ndarray]] = [[], [], []]
-        for batch in self._batches(columns):
-            decision = self._decide(batch, counts)
-            self._decisions.append(decision)
-            kept = self._kept(batch, decision)
-            for i, column in enumerate(("id", "reply_to_id", "quote_of_id")):
-                links[i].append(_ids(kept[column]))
-        self._links = [np.concatenate(parts) if parts else np.empty(0, np.int64) for parts in links]
-        return np.unique(self._links[0])
+        selected = 0
+        try:
+            for batch in self._batches(columns):
+                langs = batch["lang"]
+                if self._lid is not None:
+                    texts = batch["text"].to_pylist()
+                    langs = pa.array(
+                        [self._lid.predict(clean_text(t, self._profile))[0] for t in texts],
+                        pa.string(),
+                    )
+                codes = pc.index_in(langs, self._langs)  # null: not a selected language
+                in_lang = codes.is_valid().to_numpy(zero_copy_only=False)
+                ids, reply, quote = (_ids(batch[c]) for c in LINK_COLUMNS if c != "lang")
+                linking = in_lang if self._lid is None else slice(None)
+                targets = np.concatenate([reply[linking], quote[linking]])
+                parents.add(pa.table({"id": np.unique(targets[targets >= 0])}))
+                rows = np.arange(self._rows, self._rows + batch.num_rows, dtype=np.int64)
+                table = {
+                    "row": rows[in_lang],
+                    "id": ids[in_lang],
+                    "reply_to_id": reply[in_lang],
+                    "quote_of_id": quote[in_lang],
+                }
+                if self._lid is not None:
+                    kept_codes = codes.filter(pa.array(in_lang)).to_numpy()
+                    table["lang"] = kept_codes.astype(np.min_scalar_type(len(self._langs)))
+                links.add(pa.table(table))
+                n_selected = int(in_lang.sum())
+                _add(counts, "records_in", batch.num_rows)
+                _add(counts, "records_lang_not_selected", batch.num_rows - n_selected)
+                self._rows += batch.num_rows
+                selected += n_selected
+        finally:
+            links.close()
+            parents.close()
+        return selected
 
-    def _kept(self, batch: pa.RecordBatch, decision: _Decision) -> pa.RecordBatch:
-        """The batch's kept rows, with the predicted language when fastText decided it."""
-        if batch.num_rows != decision.rows:
-            raise RuntimeError(
-                f"a batch of {batch.num_rows} rows where the counting pass read {decision.rows}:"
-                " the extracts changed during the pair stage"
-            )
-        kept = batch.filter(pa.array(np.unpackbits(decision.keep, count=decision.rows) == 1))
-        if decision.langs is None:
-            return kept
-        langs = self._langs.take(pa.array(decision.langs))
-        return kept.set_column(kept.schema.get_field_index("lang"), "lang", langs)
+    def _split_deleted(self, delete_files: Sequence[str]) -> None:
+        """The ids delete notices name -> their buckets."""
+        deleted = PartitionWriter(self._spill, "deleted", 0, self._buckets, "id")
+        try:
+            for path in delete_files:
+                for batch in pq.ParquetFile(path).iter_batches(
+                    batch_size=BATCH_ROWS, columns=["id"], use_threads=False
+                ):
+                    ids = _ids(batch["id"])
+                    deleted.add(pa.table({"id": np.unique(ids[ids >= 0])}))
+        finally:
+            deleted.close()
 
-    @property
-    def kept_rows(self) -> int:
-        return len(self._links[0])
+    def _keep(self, bucket: int) -> int:
+        """The bucket's conversation records (rows that reply or quote, or that some row
+        replies to or quotes: a root), written back with whether they are a root; how many."""
+        links = read_tables(self._spill, "links", bucket)
+        parents = _id_set(read_tables(self._spill, "parents", bucket))
+        if not links:
+            return 0
+        table = pa.concat_tables(links)
+        root = idsets.member_of(table["id"].to_numpy(), parents)
+        linked = (table["reply_to_id"].to_numpy() >= 0) | (table["quote_of_id"].to_numpy() >= 0)
+        keep = root | linked
+        if not keep.any():
+            return 0
+        kept = table.filter(pa.array(keep)).append_column("root", pa.array(root[keep]))
+        _write(self._bucket_file("kept", bucket), kept)
+        return kept.num_rows
 
-    def plan(self, partitions: int, spill: str) -> None:
+    def plan(self, partitions: int) -> None:
         """Decide the partitions each kept row belongs to and, with more than one, write every
-        partition's kept rows to its own Arrow file under ``spill``.
+        partition's kept rows to its own Arrow file under the spill folder.
 
         A record belongs to the partition of each id it links to (it is a quote or a reply
         there) and, if some tweet links to it, to its own id's (it is a root there), so each
@@ -168,58 +196,118 @@ class TweetRows:
         number of partitions; each partition then reads only its own file (its rows in the
         extracts' order, as one read of the extracts would give them).
         """
-        ids, reply, quote = self._links
-        del self._links
         self._partitions = partitions
-        self._spill = spill
-        if partitions == 1 or len(ids) == 0:
-            return
-        roots = np.where(idsets.member_of(ids, self.parents), ids, -1)
-        mask = np.zeros(len(ids), dtype=np.uint64)
-        for column in (roots, reply, quote):
-            bits = np.left_shift(np.uint64(1), partition_of(column, partitions).astype(np.uint64))
-            mask |= np.where(column >= 0, bits, np.uint64(0))
-        order = np.argsort(ids, kind="stable")
-        ids, mask = ids[order], mask[order]
-        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
-        self._spread(ids[starts], np.bitwise_or.reduceat(mask, starts))
+        for bucket in range(self._buckets):
+            self._choose(bucket)
+        if partitions > 1 and self.kept_rows:
+            self._spread()
 
-    def _spread(self, ids: np.ndarray, masks: np.ndarray) -> None:
-        """Each kept row -> the file of every partition in its id's mask, marked
-        :data:`COUNTED` in the first."""
-        first = _lowest_bit(masks)
+    def _choose(self, bucket: int) -> None:
+        """The bucket's kept rows -> their row number, partitions (a mask of the partitions of
+        every record of their id), first partition and whether their tweet is deleted, in
+        row order."""
+        deleted = _id_set(read_tables(self._spill, "deleted", bucket))
+        path = self._bucket_file("kept", bucket)
+        if not os.path.exists(path):
+            return
+        kept = _read(path)
+        os.remove(path)
+        ids = kept["id"].to_numpy()
+        roots = np.where(kept["root"].to_numpy(), ids, -1)
+        mask = np.zeros(len(ids), dtype=np.uint64)
+        for column in (roots, kept["reply_to_id"].to_numpy(), kept["quote_of_id"].to_numpy()):
+            part = partition_of(column, self._partitions).astype(np.uint64)
+            mask |= np.where(column >= 0, np.left_shift(np.uint64(1), part), np.uint64(0))
+        order = np.argsort(ids, kind="stable")
+        new_id = np.r_[True, ids[order][1:] != ids[order][:-1]]
+        mask[order] = np.bitwise_or.reduceat(mask[order], np.flatnonzero(new_id))[
+            np.cumsum(new_id) - 1
+        ]
+        chosen = {
+            "row": kept["row"],
+            "mask": mask,
+            "first": _lowest_bit(mask).astype(np.int8),
+            "deleted": idsets.member_of(ids, deleted),
+        }
+        if "lang" in kept.column_names:
+            chosen["lang"] = kept["lang"]
+        _write(self._bucket_file("chosen", bucket), pa.table(chosen))
+
+    def _chosen(self) -> Iterator[tuple[pa.RecordBatch, pa.Table]]:
+        """Each batch of kept rows, in the extracts' order (with the predicted language when
+        fastText decided it), beside their choices (:meth:`_choose`); the buckets' choice files
+        go once read."""
+        paths = [self._bucket_file("chosen", b) for b in range(self._buckets)]
+        cursors = [_Cursor(path) for path in paths if os.path.exists(path)]
+        if not cursors:  # no conversation record
+            return
+        start = 0
+        try:
+            for batch in self._batches():
+                end = start + batch.num_rows
+                chosen = pa.concat_tables(cursor.below(end) for cursor in cursors)
+                start = end
+                if not chosen.num_rows:
+                    continue
+                rows = chosen["row"].to_numpy()
+                if len(cursors) > 1:
+                    order = np.argsort(rows, kind="stable")
+                    chosen, rows = chosen.take(pa.array(order)), rows[order]
+                kept = batch.take(pa.array(rows - (end - batch.num_rows)))
+                if "lang" in chosen.column_names:
+                    langs = self._langs.take(chosen["lang"].combine_chunks())
+                    kept = kept.set_column(kept.schema.get_field_index("lang"), "lang", langs)
+                yield kept, chosen
+            if start != self._rows or not all(cursor.done for cursor in cursors):
+                raise RuntimeError(
+                    f"{start} rows where the counting pass read {self._rows}:"
+                    " the extracts changed during the pair stage"
+                )
+        finally:
+            for cursor in cursors:
+                cursor.close()
+            for path in paths:
+                if os.path.exists(path):
+                    os.remove(path)
+
+    def _spread(self) -> None:
+        """Each kept row -> the file of every partition in its mask, marked :data:`COUNTED` in
+        the first."""
         writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
         try:
-            for batch, decision in zip(self._batches(), self._decisions, strict=True):
-                kept = self._kept(batch, decision)
-                i, found = idsets.find(_ids(kept["id"]), ids)
-                row_masks = np.where(found, masks[i], np.uint64(0))
-                row_first = np.where(found, first[i], -1)
+            for kept, chosen in self._chosen():
+                masks = chosen["mask"].to_numpy()
+                first = chosen["first"].to_numpy()
+                deleted = chosen["deleted"].combine_chunks()
                 for p in range(self._partitions):
-                    mine = (row_masks >> np.uint64(p)) & np.uint64(1) == 1
+                    mine = (masks >> np.uint64(p)) & np.uint64(1) == 1
                     if not mine.any():
                         continue
-                    rows = kept.filter(pa.array(mine))
-                    rows = rows.append_column(COUNTED, pa.array(row_first[mine] == p))
+                    take = pa.array(mine)
+                    rows = kept.filter(take)
+                    rows = rows.append_column(COUNTED, pa.array(first[mine] == p))
+                    rows = rows.append_column(DELETED, deleted.filter(take))
                     if p not in writers:
                         writers[p] = pa.ipc.new_file(self._partition_file(p), rows.schema)
                     writers[p].write_batch(rows)
         finally:
             for writer in writers.values():
                 writer.close()
-        self._decisions = []
+
+    def _bucket_file(self, kind: str, bucket: int) -> str:
+        return os.path.join(self._spill, f"{kind}-b{bucket:05d}.arrow")
 
     def _partition_file(self, partition: int) -> str:
         return os.path.join(self._spill, f"rows-{partition:02d}.arrow")
 
-    def rows(self, partition: int) -> Iterator[tuple[dict[str, Any], bool]]:
+    def rows(self, partition: int) -> Iterator[tuple[dict[str, Any], bool, bool]]:
         """The kept rows of every tweet that is, replies to or quotes a root of ``partition``,
-        each with whether its tweet is counted in this partition (with more than one
-        partition, read once: the partition's file goes once read)."""
+        each with whether its tweet is counted in this partition and whether it is deleted
+        (read once: a partition's file, or the choices, go once read)."""
         if self._partitions == 1:
-            for batch, decision in zip(self._batches(), self._decisions, strict=True):
-                for row in _dicts(self._kept(batch, decision)):
-                    yield row, True
+            for kept, chosen in self._chosen():
+                deleted = chosen["deleted"].to_pylist()
+                yield from zip(_dicts(kept), [True] * len(deleted), deleted, strict=True)
             return
         path = self._partition_file(partition)
         if not os.path.exists(path):
@@ -229,10 +317,59 @@ class TweetRows:
             for b in range(reader.num_record_batches):
                 batch = reader.get_batch(b)
                 counted = batch.column(COUNTED).to_pylist()
-                # the flag stays out of the dicts: an eleventh key doubles a row dict's size
-                rows = _dicts(batch.drop_columns([COUNTED]))
-                yield from zip(rows, counted, strict=True)
+                deleted = batch.column(DELETED).to_pylist()
+                # the flags stay out of the dicts: an eleventh key doubles a row dict's size
+                rows = _dicts(batch.drop_columns([COUNTED, DELETED]))
+                yield from zip(rows, counted, deleted, strict=True)
         os.remove(path)
+
+
+class _Cursor:
+    """An Arrow file of rows in ``row`` order, taken from the front: the rows below a bound at
+    a time, one record batch of the file in memory."""
+
+    def __init__(self, path: str) -> None:
+        self._source = pa.OSFile(path)
+        self._reader = pa.ipc.open_file(self._source)
+        self._next = 0
+        self._head: pa.RecordBatch | None = None
+
+    def below(self, bound: int) -> pa.Table:
+        batches = []
+        while True:
+            if self._head is None:
+                if self._next == self._reader.num_record_batches:
+                    break
+                self._head = self._reader.get_batch(self._next)
+                self._next += 1
+            n = int(np.searchsorted(self._head.column(0).to_numpy(), bound))
+            batches.append(self._head.slice(0, n))
+            if n < self._head.num_rows:
+                self._head = self._head.slice(n)
+                break
+            self._head = None
+        return pa.Table.from_batches(batches, schema=self._reader.schema)
+
+    @property
+    def done(self) -> bool:
+        return self._head is None and self._next == self._reader.num_record_batches
+
+    def close(self) -> None:
+        self._source.close()
+
+
+def _write(path: str, table: pa.Table) -> None:
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table, max_chunksize=BATCH_ROWS)
+
+
+def _read(path: str) -> pa.Table:
+    with pa.OSFile(path) as source:  # read, not mapped: memory is what is held
+        return pa.ipc.open_file(source).read_all()
+
+
+def _id_set(tables: Iterable[pa.Table]) -> np.ndarray:
+    return idsets.union(table["id"].to_numpy() for table in tables)
 
 
 def _lowest_bit(masks: np.ndarray) -> np.ndarray:
@@ -255,12 +392,3 @@ def _add(counts: Counter[str], key: str, n: int) -> None:
     """Add ``n`` to ``key``; a zero creates no key (as no element would in Beam)."""
     if n:
         counts[key] += n
-
-
-def deleted_ids(delete_files: Sequence[str], kept: np.ndarray) -> np.ndarray:
-    parts = []
-    for path in delete_files:
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, columns=["id"]):
-            ids = _ids(batch["id"])
-            parts.append(ids[idsets.member_of(ids, kept)])
-    return idsets.union(parts)
