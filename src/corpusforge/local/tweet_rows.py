@@ -36,9 +36,10 @@ from corpusforge.text.clean import CleanProfile, clean_text
 LINK_COLUMNS = ["id", "lang", "reply_to_id", "quote_of_id"]
 BATCH_ROWS = 65_536
 BYTES_PER_LINK_ROW = 100
-"""Peak memory per extract row of the id bucket being decided (its selected rows' ids and
-links, its parent ids, the sort of one bucket); buckets hold ``budget / BYTES_PER_LINK_ROW``
-rows of the extracts."""
+"""Peak memory per extract row of the id bucket being decided (its selected rows' numbers, ids
+and links, its parent ids, the sort of one bucket), as a bound: every row selected and linked
+takes about this much; the synthetic archives took about 12 bytes a row (one bucket of 7.2M
+rows against buckets of 1M, ``benchmarks/RESULTS.md``)."""
 COUNTED = "_counted"
 """With several partitions, the column of a partition file that says whether its tweet's node
 counts (``tweets_*``, ``decontaminated.*``) are added in this partition, the one of the
