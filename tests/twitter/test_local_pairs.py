@@ -64,6 +64,18 @@ def _extracts(tmp_path: Path, seed: int) -> tuple[list[str], list[str]]:
     )
 
 
+def _settings(langs: tuple[str, ...] = ("en",), lid_model: str | None = None) -> PairSettings:
+    """The pair settings of the stage-level tests: paper cleaning, 20 characters, BENCH."""
+    return PairSettings(
+        profile=get_profile("paper"),
+        min_chars=20,
+        langs=langs,
+        seed=0,
+        benchmarks=BENCH,
+        lid_model=lid_model,
+    )
+
+
 @pytest.mark.parametrize(
     ("layout", "api", "options"),
     [  # one case in the default run, the others marked slow
@@ -353,9 +365,7 @@ def test_the_extracts_are_read_twice_whatever_the_partitions(
     """The counting pass (links, languages, parents), then the rows: one read spreads them to
     a file per partition, so more partitions never mean more reads of the extracts."""
     tweet_files, delete_files = _extracts(tmp_path, seed=3)
-    settings = PairSettings(
-        profile=get_profile("paper"), min_chars=20, langs=("en",), seed=0, benchmarks=BENCH
-    )
+    settings = _settings()
     reads = Counter[int]()
     read_batches = tweet_rows.TweetRows._batches
 
@@ -384,14 +394,7 @@ def test_same_stage_whatever_the_id_buckets(
     and links each in their id's bucket); the rows, benchmarks and counts are those of one
     bucket, with one partition and with several."""
     tweet_files, delete_files = _extracts(tmp_path, seed=5)
-    settings = PairSettings(
-        profile=get_profile("paper"),
-        min_chars=20,
-        langs=("en", "es"),
-        seed=0,
-        benchmarks=BENCH,
-        lid_model=lid_model,
-    )
+    settings = _settings(("en", "es"), lid_model)
     buckets: list[int] = []
     keep = tweet_rows.TweetRows._keep
 
@@ -436,9 +439,7 @@ def test_a_partition_builds_only_the_nodes_its_conversations_use(
     its own id falls: every node a partition builds is a root or a child of one of its
     conversations, and each tweet is counted once (the counts equal one partition's)."""
     tweet_files, delete_files = _extracts(tmp_path, seed=4)
-    settings = PairSettings(
-        profile=get_profile("paper"), min_chars=20, langs=("en",), seed=0, benchmarks=BENCH
-    )
+    settings = _settings()
     built: list[set[int]] = []
     used: list[set[int]] = []
     make_node = local_pairs._Nodes._node
@@ -516,14 +517,7 @@ def test_fasttext_predicts_each_record_once_whatever_the_partitions(
     from corpusforge.text.langid import LanguageIdentifier
 
     tweet_files, delete_files = _extracts(tmp_path, seed=4)
-    settings = PairSettings(
-        profile=get_profile("paper"),
-        min_chars=20,
-        langs=("en", "es"),
-        seed=0,
-        benchmarks=BENCH,
-        lid_model="",
-    )
+    settings = _settings(("en", "es"), "")
     predicted = Counter[str]()
     predict = LanguageIdentifier.predict
 
