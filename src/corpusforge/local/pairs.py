@@ -13,9 +13,9 @@ sample.
 What it does not do is pay Beam's per-element price: on the in-process runner each tweet
 crossed four shuffles as a pickled Python object, and the runner held every one of them in
 memory at about three times its size. Here the cheap steps are columnar (language and
-conversation filters, parent ids and delete notices are Arrow and NumPy arrays, in
-:mod:`corpusforge.local.tweet_rows`), only conversation tweets ever become Python objects,
-and those live once, in plain lists and dicts.
+conversation filters, parent ids and delete notices are Arrow and NumPy columns, decided by id
+bucket on disk, in :mod:`corpusforge.local.tweet_rows`), only conversation tweets ever become
+Python objects, and those live once, in plain lists and dicts.
 
 Memory is bounded by ``partitions``: the tweets are processed in key-space partitions by
 root id (every root and its quotes and replies fall in one partition), whose rows are written
@@ -80,7 +80,7 @@ of 194k records took 567 MB, of 729k records 1,252 MB, ``benchmarks/RESULTS.md``
 
 def rows_per_partition(memory_budget: int) -> int:
     """Conversation records per partition so that three quarters of ``memory_budget`` bytes
-    hold the partition being built (the rest: the stage's id arrays and the interpreter)."""
+    hold the partition being built (the rest: the interpreter and the main process's pools)."""
     return max(50_000, int(memory_budget * 0.75 / BYTES_PER_PARTITION_RECORD))
 
 
