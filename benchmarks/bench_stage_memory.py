@@ -1,7 +1,8 @@
 """Peak RSS of each stage of a whole local Twitter build, at a memory budget.
 
     .venv/bin/python benchmarks/bench_stage_memory.py ARCHIVE [ARCHIVE ...] \\
-        --memory-limit 256 --workers 2 [--benchmark-queries 100] [--tree OTHER_CHECKOUT]
+        --memory-limit 256 --workers 2 [--benchmark-queries 100] [--rows-per-shard 20000] \\
+        [--tree OTHER_CHECKOUT]
 
 Builds the archives into a fresh folder in a fresh process (``--tree``'s ``src`` first on the
 path; this checkout's by default), as ``corpusforge twitter build`` does, dataset card
@@ -26,7 +27,7 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 BUILD = """
 import json, sys
-tree, out, limit, workers, queries, *archives = sys.argv[1:]
+tree, out, limit, workers, queries, shard_rows, *archives = sys.argv[1:]
 sys.path.insert(0, tree + "/src")
 from corpusforge.builds import twitter as bt
 from corpusforge.config.twitter import TwitterConfig
@@ -54,7 +55,7 @@ for name, label in [("run_extract", "extract"), ("run_pairs", "pairs"), ("_publi
     measured(name, label)
 config = TwitterConfig(
     inputs=tuple(archives), out=out, memory_limit=int(limit), workers=int(workers),
-    benchmarks=BenchmarkConfig(queries=int(queries)),
+    benchmarks=BenchmarkConfig(queries=int(queries)), rows_per_shard=int(shard_rows),
 )
 bt.build(config, finish_draft=write_card)
 peaks["card and the rest"] = round(peak_rss_mb())
@@ -68,6 +69,7 @@ def main() -> None:
     parser.add_argument("--memory-limit", type=int, default=256, help="MiB")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--benchmark-queries", type=int, default=5000)
+    parser.add_argument("--rows-per-shard", type=int, default=250_000)
     parser.add_argument("--tree", default=HERE, help="the checkout whose src is measured")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="corpusforge-stage-memory-") as folder:
@@ -80,6 +82,7 @@ def main() -> None:
             str(args.memory_limit),
             str(args.workers),
             str(args.benchmark_queries),
+            str(args.rows_per_shard),
             *map(os.path.abspath, args.archives),
         ]
         done = subprocess.run(command, check=True, capture_output=True, text=True)
