@@ -128,9 +128,10 @@ class PairSettings:
     lid_model: str | None = None
 
 
-def _home(ids: Iterable[int | None], partition: int, partitions: int) -> list[bool]:
-    values = np.fromiter((-1 if i is None else i for i in ids), dtype=np.int64)
-    return list((values >= 0) & (partition_of(values, partitions) == partition))
+def _home(ids: Sequence[int], partition: int, partitions: int) -> list[bool]:
+    """Whether each id falls in ``partition``."""
+    values = np.asarray(ids, dtype=np.int64)
+    return list(partition_of(values, partitions) == partition)
 
 
 class _Nodes:
