@@ -19,11 +19,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import resource
 import statistics
-
-from _builds import build
+import subprocess
+import sys
+import tempfile
+import time
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COMMAND = os.path.join(os.path.dirname(sys.executable), "corpusforge")
 
 
 def main() -> None:
@@ -37,16 +42,15 @@ def main() -> None:
     cpu: dict[str, list[float]] = {tree: [] for tree in trees}
     fixed: dict[str, list[float]] = {tree: [] for tree in trees}
     for tree in trees:
-        build(tree, args.archive)
+        _run(tree, args.archive)
     for _ in range(args.runs):
         for tree in trees:
-            run = build(tree, args.archive)
-            work = run.stage_seconds("extract") + run.stage_seconds("pairs")
-            wall[tree].append(run.seconds)
-            cpu[tree].append(run.cpu)
-            fixed[tree].append(run.seconds - work)
+            seconds, used, work = _run(tree, args.archive)
+            wall[tree].append(seconds)
+            cpu[tree].append(used)
+            fixed[tree].append(seconds - work)
             print(
-                f"{tree}: {run.seconds:.2f} s, cpu {run.cpu:.2f} s, extract and pairs {work:.2f} s",
+                f"{tree}: {seconds:.2f} s, cpu {used:.2f} s, extract and pairs {work:.2f} s",
                 flush=True,
             )
     for tree in trees:
@@ -55,6 +59,30 @@ def main() -> None:
             f"cpu {statistics.median(cpu[tree]):.2f} s, "
             f"fixed costs {statistics.median(fixed[tree]):.2f} s"
         )
+
+
+def _run(tree: str, archive: str) -> tuple[float, float, float]:
+    """One build with ``tree``'s sources: its wall time, its processes' CPU time, and the
+    seconds its run summary gives the extract and pair stages."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = os.path.join(tree, "src")
+    with tempfile.TemporaryDirectory() as out:
+        command = [COMMAND, "twitter", "build", archive, "--out", out + "/r"]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        done = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
+        seconds = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return seconds, used, sum(_stage_seconds(done.stderr, s) for s in ("extract", "pairs"))
+
+
+def _stage_seconds(summary: str, stage: str) -> float:
+    """The time of ``stage`` in the run summary the command prints on stderr."""
+    found = re.search(rf"stage: {stage}\b.*?([\d.,]+) s\b", summary)
+    if found is None:
+        raise SystemExit(f"no 'stage: {stage}' in the command's run summary:\n{summary}")
+    return float(found.group(1).replace(",", ""))
 
 
 if __name__ == "__main__":
