@@ -48,6 +48,7 @@ import pyarrow.ipc
 
 from corpusforge.local.machine import process_context
 from corpusforge.local.shards import FrameShards
+from corpusforge.local.spill import read_arrow
 from corpusforge.pairing.candidates import (
     Candidate,
     Dropped,
@@ -406,8 +407,7 @@ class _Partitions:
     def frames(self, columns: list[str] | None = None) -> Iterator[pl.DataFrame]:
         """Each partition's candidates (only ``columns``, if given), one at a time."""
         for p in sorted(self._writers):
-            with pa.OSFile(self.path(p)) as source:  # read, not mapped: memory is what is held
-                table = pa.ipc.open_file(source).read_all()
+            table = read_arrow(self.path(p))
             if columns is not None:
                 table = table.select(columns)
             frame = pl.from_arrow(table)

@@ -44,11 +44,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.ipc
 
 from corpusforge.local.chosen import BenchmarkChoice, PairRows, pair_table, summarise_part
 from corpusforge.local.machine import process_context, release_unused_memory
-from corpusforge.local.spill import PAIR_SPILL_ROWS, partition_of
+from corpusforge.local.spill import PAIR_SPILL_ROWS, partition_of, read_arrow, write_arrow
 from corpusforge.local.tweet_rows import BYTES_PER_LINK_ROW, MAX_PARTITIONS, TweetRows
 from corpusforge.pairing.benchmarks import (
     BenchmarkConfig,
@@ -461,15 +460,12 @@ def _write_conversations(path: str, part: list[Conversation]) -> None:
             add(root_id, QUOTE, node)
         for node in replies:
             add(root_id, REPLY, node)
-    table = pa.Table.from_pydict(columns, schema=CONVERSATION_NODES)
-    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, CONVERSATION_NODES) as writer:
-        writer.write_table(table)
+    write_arrow(path, pa.Table.from_pydict(columns, schema=CONVERSATION_NODES))
 
 
 def _read_conversations(path: str) -> list[Conversation]:
     """The conversations :func:`_write_conversations` wrote, as they were."""
-    with pa.OSFile(path) as source:
-        columns = pa.ipc.open_file(source).read_all().to_pydict()
+    columns = read_arrow(path).to_pydict()
     part: list[Conversation] = []
     fields = [columns[name] for name in CONVERSATION_NODES.names]
     for root_id, role, tweet_id, text, lang, reason, reply_to, quote_of in zip(

@@ -101,10 +101,21 @@ def read_tables(folder: str, name: str, p: int) -> list[pa.Table]:
     fork (no polars). Its files are removed once read."""
     tables = []
     for path in sorted(glob.glob(os.path.join(folder, f"{name}-*.p{p:05d}.arrow"))):
-        with pa.OSFile(path) as source:  # read, not mapped: memory is what is held
-            tables.append(pa.ipc.open_file(source).read_all())
+        tables.append(read_arrow(path))
         os.remove(path)
     return tables
+
+
+def read_arrow(path: str) -> pa.Table:
+    """A whole Arrow file, read, not mapped: memory is what is held."""
+    with pa.OSFile(path) as source:
+        return pa.ipc.open_file(source).read_all()
+
+
+def write_arrow(path: str, table: pa.Table, batch_rows: int | None = None) -> None:
+    """``table`` as one Arrow file (record batches of at most ``batch_rows`` rows)."""
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table, max_chunksize=batch_rows)
 
 
 def read_all(folder: str, name: str) -> Iterator[pl.DataFrame]:

@@ -29,7 +29,13 @@ import pyarrow.compute as pc
 import pyarrow.ipc
 import pyarrow.parquet as pq
 
-from corpusforge.local.spill import PartitionWriter, partition_of, read_tables
+from corpusforge.local.spill import (
+    PartitionWriter,
+    partition_of,
+    read_arrow,
+    read_tables,
+    write_arrow,
+)
 from corpusforge.sources.twitter import idsets
 from corpusforge.text.clean import CleanProfile, clean_text
 
@@ -129,7 +135,7 @@ class TweetRows:
                     )
                 codes = pc.index_in(langs, self._langs)  # null: not a selected language
                 in_lang = codes.is_valid().to_numpy(zero_copy_only=False)
-                ids, reply, quote = (_ids(batch[c]) for c in LINK_COLUMNS if c != "lang")
+                ids, reply, quote = (_ids(batch[c]) for c in ("id", "reply_to_id", "quote_of_id"))
                 linking = in_lang if self._lid is None else slice(None)
                 targets = np.concatenate([reply[linking], quote[linking]])
                 parents.add(pa.table({"id": np.unique(targets[targets >= 0])}))
@@ -181,7 +187,7 @@ class TweetRows:
         if not keep.any():
             return 0
         kept = table.filter(pa.array(keep)).append_column("root", pa.array(root[keep]))
-        _write(self._bucket_file("kept", bucket), kept)
+        write_arrow(self._bucket_file("kept", bucket), kept, BATCH_ROWS)
         return kept.num_rows
 
     def plan(self, partitions: int) -> None:
@@ -211,7 +217,7 @@ class TweetRows:
         path = self._bucket_file("kept", bucket)
         if not os.path.exists(path):
             return
-        kept = _read(path)
+        kept = read_arrow(path)
         os.remove(path)
         ids = kept["id"].to_numpy()
         roots = np.where(kept["root"].to_numpy(), ids, -1)
@@ -232,7 +238,7 @@ class TweetRows:
         }
         if "lang" in kept.column_names:
             chosen["lang"] = kept["lang"]
-        _write(self._bucket_file("chosen", bucket), pa.table(chosen))
+        write_arrow(self._bucket_file("chosen", bucket), pa.table(chosen), BATCH_ROWS)
 
     def _chosen(self) -> Iterator[tuple[pa.RecordBatch, pa.Table]]:
         """Each batch of kept rows, in the extracts' order (with the predicted language when
@@ -357,16 +363,6 @@ class _Cursor:
 
     def close(self) -> None:
         self._source.close()
-
-
-def _write(path: str, table: pa.Table) -> None:
-    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-        writer.write_table(table, max_chunksize=BATCH_ROWS)
-
-
-def _read(path: str) -> pa.Table:
-    with pa.OSFile(path) as source:  # read, not mapped: memory is what is held
-        return pa.ipc.open_file(source).read_all()
 
 
 def _id_set(tables: Iterable[pa.Table]) -> np.ndarray:
