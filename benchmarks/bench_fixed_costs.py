@@ -19,16 +19,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import resource
 import statistics
-import subprocess
-import sys
-import tempfile
-import time
+
+import _builds
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-COMMAND = os.path.join(os.path.dirname(sys.executable), "corpusforge")
 
 
 def main() -> None:
@@ -64,25 +59,9 @@ def main() -> None:
 def _run(tree: str, archive: str) -> tuple[float, float, float]:
     """One build with ``tree``'s sources: its wall time, its processes' CPU time, and the
     seconds its run summary gives the extract and pair stages."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = os.path.join(tree, "src")
-    with tempfile.TemporaryDirectory() as out:
-        command = [COMMAND, "twitter", "build", archive, "--out", out + "/r"]
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        done = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
-        seconds = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    return seconds, used, sum(_stage_seconds(done.stderr, s) for s in ("extract", "pairs"))
-
-
-def _stage_seconds(summary: str, stage: str) -> float:
-    """The time of ``stage`` in the run summary the command prints on stderr."""
-    found = re.search(rf"stage: {stage}\b.*?([\d.,]+) s\b", summary)
-    if found is None:
-        raise SystemExit(f"no 'stage: {stage}' in the command's run summary:\n{summary}")
-    return float(found.group(1).replace(",", ""))
+    done = _builds.build(tree, [archive])
+    work = sum(done.seconds(f"stage: {stage}") for stage in ("extract", "pairs"))
+    return done.wall, done.cpu, work
 
 
 if __name__ == "__main__":

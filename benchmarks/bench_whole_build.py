@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
+import _builds
+
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-COMMAND = os.path.join(os.path.dirname(sys.executable), "corpusforge")
 CEILING = "import sys; from corpusforge import perf; perf.parallel_ceiling(sys.argv[1], {})"
 
 
@@ -66,22 +65,8 @@ def main() -> None:
 
 def _build(tree: str, archive: str) -> tuple[float, float]:
     """One build with ``tree``'s sources: its wall time and the archive's read time."""
-    env = {**os.environ, "PYTHONPATH": os.path.join(tree, "src"), "COLUMNS": "200"}
-    with tempfile.TemporaryDirectory() as out:
-        start = time.perf_counter()
-        done = subprocess.run(
-            [COMMAND, "twitter", "build", archive, "--out", out + "/r"],
-            env=env,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        wall = time.perf_counter() - start
-    name = re.escape(os.path.basename(archive))
-    found = re.search(rf"{name}\s*│[^\n]*?([\d.,]+) s\s*│", done.stderr + done.stdout)
-    if found is None:
-        raise SystemExit(f"no read time for {archive} in the run summary:\n{done.stderr}")
-    return wall, float(found.group(1).replace(",", ""))
+    done = _builds.build(tree, [archive])
+    return done.wall, done.seconds(os.path.basename(archive))
 
 
 if __name__ == "__main__":
