@@ -29,13 +29,3 @@ def test_membership_agrees_with_a_set(members: list[int]) -> None:
     ids = idsets.sorted_ids(members)
     expected = [p in set(members) for p in PROBES]
     assert [idsets.contains(ids, p) for p in PROBES] == expected
-    found = idsets.member_of(np.array(PROBES, dtype=np.int64), ids)
-    assert found.dtype == bool
-    assert found.tolist() == expected
-
-
-def test_find_gives_positions_where_found() -> None:
-    ids = idsets.sorted_ids(MEMBERS)
-    positions, found = idsets.find(np.array(PROBES, dtype=np.int64), ids)
-    assert found.tolist() == [p in set(MEMBERS) for p in PROBES]
-    assert ids[positions[found]].tolist() == [p for p in PROBES if p in set(MEMBERS)]

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc
@@ -36,14 +37,13 @@ from corpusforge.local.spill import (
     read_tables,
     write_arrow,
 )
-from corpusforge.sources.twitter import idsets
 from corpusforge.text.clean import CleanProfile, clean_text
 
 LINK_COLUMNS = ["id", "lang", "reply_to_id", "quote_of_id"]
 BATCH_ROWS = 65_536
 BYTES_PER_LINK_ROW = 100
 """Peak memory per extract row of the id bucket being decided (its selected rows' numbers, ids
-and links, its parent ids, the sort of one bucket), as a bound: every row selected and linked
+and links, its parent ids, polars' work on one bucket), as a bound: every row selected and linked
 takes about this much; the synthetic archives took about 12 bytes a row (one bucket of 7.2M
 rows against buckets of 1M, ``benchmarks/RESULTS.md``)."""
 COUNTED = "_counted"
@@ -180,15 +180,15 @@ class TweetRows:
         parents = _id_set(read_tables(self._spill, "parents", bucket))
         if not links:
             return 0
-        table = pa.concat_tables(links)
-        root = idsets.member_of(table["id"].to_numpy(), parents)
-        linked = (table["reply_to_id"].to_numpy() >= 0) | (table["quote_of_id"].to_numpy() >= 0)
-        keep = root | linked
-        if not keep.any():
+        kept = (
+            pl.DataFrame(pa.concat_tables(links))
+            .with_columns(root=pl.col("id").is_in(parents))
+            .filter(pl.col("root") | (pl.col("reply_to_id") >= 0) | (pl.col("quote_of_id") >= 0))
+        )
+        if kept.is_empty():
             return 0
-        kept = table.filter(pa.array(keep)).append_column("root", pa.array(root[keep]))
-        write_arrow(self._bucket_file("kept", bucket), kept, BATCH_ROWS)
-        return kept.num_rows
+        write_arrow(self._bucket_file("kept", bucket), kept.to_arrow(), BATCH_ROWS)
+        return kept.height
 
     def plan(self, partitions: int) -> None:
         """Decide the partitions each kept row belongs to and, with more than one, write every
@@ -225,20 +225,19 @@ class TweetRows:
         for column in (roots, kept["reply_to_id"].to_numpy(), kept["quote_of_id"].to_numpy()):
             part = partition_of(column, self._partitions).astype(np.uint64)
             mask |= np.where(column >= 0, np.left_shift(np.uint64(1), part), np.uint64(0))
-        order = np.argsort(ids, kind="stable")
-        new_id = np.r_[True, ids[order][1:] != ids[order][:-1]]
-        mask[order] = np.bitwise_or.reduceat(mask[order], np.flatnonzero(new_id))[
-            np.cumsum(new_id) - 1
-        ]
-        chosen = {
-            "row": kept["row"],
-            "mask": mask,
-            "first": _lowest_bit(mask).astype(np.int8),
-            "deleted": idsets.member_of(ids, deleted),
-        }
-        if "lang" in kept.column_names:
-            chosen["lang"] = kept["lang"]
-        write_arrow(self._bucket_file("chosen", bucket), pa.table(chosen), BATCH_ROWS)
+        tweet_mask = pl.col("mask").bitwise_or().over("id")
+        chosen = (
+            pl.DataFrame(kept)
+            .with_columns(mask=pl.Series(mask))
+            .select(
+                "row",
+                tweet_mask,
+                *(["lang"] if "lang" in kept.column_names else []),  # fastText's
+                first=tweet_mask.bitwise_trailing_zeros().cast(pl.Int8),
+                deleted=pl.col("id").is_in(deleted),
+            )
+        )
+        write_arrow(self._bucket_file("chosen", bucket), chosen.to_arrow(), BATCH_ROWS)
 
     def _chosen(self) -> Iterator[tuple[pa.RecordBatch, pa.Table]]:
         """Each batch of kept rows, in the extracts' order (with the predicted language when
@@ -365,14 +364,11 @@ class _Cursor:
         self._source.close()
 
 
-def _id_set(tables: Iterable[pa.Table]) -> np.ndarray:
-    return idsets.union(table["id"].to_numpy() for table in tables)
-
-
-def _lowest_bit(masks: np.ndarray) -> np.ndarray:
-    """The position of each (non-zero) uint64 mask's lowest set bit."""
-    low = masks & (~masks + np.uint64(1))  # that bit alone: a power of two, exact as a float
-    return np.log2(low.astype(np.float64)).astype(np.int64)
+def _id_set(tables: Sequence[pa.Table]) -> pl.Series:
+    """The ``id`` column of the tables, as one series."""
+    if not tables:
+        return pl.Series("id", [], pl.Int64)
+    return pl.Series("id", pa.concat_tables(tables)["id"])
 
 
 def _dicts(batch: pa.RecordBatch) -> list[dict[str, Any]]:
