@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from corpusforge.cli import POLARS_ALLOCATOR
 
 # Registered before the command runs, so it runs after the command's own atexit handlers.
 PROBE = (
@@ -51,6 +54,33 @@ def test_a_sub_command_imports_only_its_own_module() -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     loaded = proc.stdout.strip().splitlines()[-1]
     assert loaded == "['corpusforge.commands.common', 'corpusforge.commands.twitter']"
+
+
+@pytest.mark.parametrize("preset", [None, "dirty_decay_ms:5000"], ids=["unset", "user's"])
+def test_polars_allocator_is_set_before_polars_loads(preset: str | None) -> None:
+    name, ours = POLARS_ALLOCATOR
+    probe = (
+        "import os, sys\n"
+        "from corpusforge.cli import main\n"
+        "loaded_first = 'polars' in sys.modules\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"print(loaded_first, os.environ.get({name!r}))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != name}
+    if preset is not None:
+        env[name] = preset
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, "twitter", "build", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == f"False {preset or ours}"
 
 
 def test_every_sub_command_is_listed_and_loads() -> None:
