@@ -575,7 +575,7 @@ def test_memory_limit_sizes_the_pair_partitions(
     monkeypatch.setattr(
         twitter_pairs,
         "rows_per_partition",
-        lambda budget: 100 if budget == 300 * 2**20 else 10**9,
+        lambda budget, workers: 100 if budget == 300 * 2**20 else 10**9,
     )
     releases = []
     for limit in (None, 300):
@@ -589,6 +589,20 @@ def test_memory_limit_sizes_the_pair_partitions(
     assert set(partitions_built[:first]) == {1}
     assert min(partitions_built[first + 1 : second]) > 1  # the small budget split them
     assert releases[0] == releases[1]
+
+
+@pytest.mark.parametrize("workers", [1, 2, 8])
+@pytest.mark.parametrize("budget_mib", [1024, 8192, 65536])
+def test_partitions_built_at_once_fit_the_budget_with_their_workers(
+    workers: int, budget_mib: int
+) -> None:
+    """A round of partitions (one a worker) and the workers' own memory fit in three
+    quarters of the budget; more workers, smaller partitions."""
+    budget = budget_mib * 2**20
+    rows = local_pairs.rows_per_partition(budget, workers)
+    held = rows * local_pairs.BYTES_PER_PARTITION_RECORD + workers * local_pairs.WORKER_BYTES
+    assert held <= budget * 0.75 or rows == 50_000
+    assert rows < local_pairs.rows_per_partition(budget, 1) or workers == 1
 
 
 def test_conversations_come_back_from_their_file_as_they_were(tmp_path: Path) -> None:

@@ -82,15 +82,16 @@ def _run_pairs_locally(
     tweet_files: list[str], delete_files: list[str], config: TwitterConfig, staging: str
 ) -> None:
     settings = _pair_settings(config)
+    workers = config.workers or default_workers()
     with pair_tweets(
         tweet_files,
         delete_files,
         settings,
         partitions=config.pair_partitions,
-        partition_rows=rows_per_partition(memory_budget(config.memory_limit)),
+        partition_rows=rows_per_partition(memory_budget(config.memory_limit), workers),
         workdir=staging,
         spill_rows=PAIR_SPILL_ROWS,
-        workers=config.workers or default_workers(),
+        workers=workers,
     ) as stage:
         shards = os.path.join(stage.spill, "shards")
         writer = FrameShards(PAIR, list(PAIR_SORT), config.rows_per_shard, shards)

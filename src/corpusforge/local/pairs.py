@@ -77,10 +77,18 @@ BYTES_PER_PARTITION_RECORD = 1_500
 of 194k records took 567 MB, of 729k records 1,252 MB, ``benchmarks/RESULTS.md``)."""
 
 
-def rows_per_partition(memory_budget: int) -> int:
-    """Conversation records per partition so that three quarters of ``memory_budget`` bytes
-    hold the partition being built (the rest: the interpreter and the main process's pools)."""
-    return max(50_000, int(memory_budget * 0.75 / BYTES_PER_PARTITION_RECORD))
+WORKER_BYTES = 128 * 2**20
+"""A pair worker's own memory beside its partition: the pages it no longer shares with this
+process, its interpreter's heap (measured: two workers building partitions of 132k records
+each held 603 MB together, ``benchmarks/RESULTS.md``)."""
+
+
+def rows_per_partition(memory_budget: int, workers: int = 1) -> int:
+    """Conversation records per round of partitions (one partition a worker) so that three
+    quarters of ``memory_budget`` bytes hold the partitions being built and each worker's own
+    memory (the rest: this process, its pools and benchmarks)."""
+    room = memory_budget * 0.75 - workers * WORKER_BYTES
+    return max(50_000, int(room / BYTES_PER_PARTITION_RECORD))
 
 
 T = TypeVar("T")
