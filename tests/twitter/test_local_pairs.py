@@ -605,6 +605,36 @@ def test_partitions_built_at_once_fit_the_budget_with_their_workers(
     assert rows < local_pairs.rows_per_partition(budget, 1) or workers == 1
 
 
+def test_id_buckets_are_sized_by_the_budget_not_by_the_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The counting pass runs before any worker starts: its id buckets take three quarters of
+    the budget whatever ``--workers`` says, while the partitions shrink with the workers."""
+    archive = tmp_path / "twitter-stream-2021-01-01.zip"
+    write_synthetic_archive(archive, tweets=300, layout="zip-2020", seed=2)
+    sizes: list[tuple[int, int]] = []
+    real = twitter_pairs.pair_tweets
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        sizes.append((kwargs["partition_rows"], kwargs["bucket_rows"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(twitter_pairs, "pair_tweets", spy)
+    for workers in (1, 2):
+        config = TwitterConfig(
+            inputs=(str(archive),),
+            out=str(tmp_path / f"release-{workers}"),
+            benchmarks=BENCH,
+            memory_limit=1024,
+            workers=workers,
+        )
+        build(config)
+    (one_partition, one_bucket), (two_partition, two_bucket) = sizes
+    assert two_partition < one_partition
+    assert one_bucket == two_bucket
+    assert 0.7 * 2**30 <= one_bucket * tweet_rows.BYTES_PER_LINK_ROW <= 0.75 * 2**30
+
+
 def test_conversations_come_back_from_their_file_as_they_were(tmp_path: Path) -> None:
     """The second pass reads each partition's conversations back from an Arrow file: roots
     with and without a node, a node in both lists, drop reasons and None fields intact."""

@@ -21,7 +21,12 @@ from typing import Any
 from corpusforge.beamflags import choose_engine
 from corpusforge.config.twitter import DATASETS, TwitterConfig
 from corpusforge.local.machine import default_workers, memory_budget
-from corpusforge.local.pairs import PairSettings, pair_tweets, rows_per_partition
+from corpusforge.local.pairs import (
+    PairSettings,
+    pair_tweets,
+    rows_per_bucket,
+    rows_per_partition,
+)
 from corpusforge.local.shards import FrameShards
 from corpusforge.local.spill import PAIR_SPILL_ROWS
 from corpusforge.release.io import (
@@ -83,12 +88,14 @@ def _run_pairs_locally(
 ) -> None:
     settings = _pair_settings(config)
     workers = config.workers or default_workers()
+    budget = memory_budget(config.memory_limit)
     with pair_tweets(
         tweet_files,
         delete_files,
         settings,
         partitions=config.pair_partitions,
-        partition_rows=rows_per_partition(memory_budget(config.memory_limit), workers),
+        partition_rows=rows_per_partition(budget, workers),
+        bucket_rows=rows_per_bucket(budget),
         workdir=staging,
         spill_rows=PAIR_SPILL_ROWS,
         workers=workers,

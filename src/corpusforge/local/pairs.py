@@ -91,6 +91,13 @@ def rows_per_partition(memory_budget: int, workers: int = 1) -> int:
     return max(50_000, int(room / BYTES_PER_PARTITION_RECORD))
 
 
+def rows_per_bucket(memory_budget: int) -> int:
+    """Extract rows per id bucket of the counting pass so that three quarters of
+    ``memory_budget`` bytes hold the bucket being decided. The pass runs in this process before
+    any worker starts, so the workers take nothing from it."""
+    return max(500_000, int(memory_budget * 0.75 / BYTES_PER_LINK_ROW))
+
+
 T = TypeVar("T")
 
 
@@ -234,8 +241,9 @@ def pair_tweets(
         partition_rows: conversation records per partition with ``partitions=0``
             (:func:`rows_per_partition` of a memory budget).
         bucket_rows: extract rows per id bucket of the counting pass
-            (:class:`~corpusforge.local.tweet_rows.TweetRows`); ``None``: as many as the
-            memory of ``partition_rows`` conversation records holds. The rows are the same.
+            (:class:`~corpusforge.local.tweet_rows.TweetRows`; :func:`rows_per_bucket` of a
+            memory budget); ``None``: as many as the memory of ``partition_rows``
+            conversation records holds. The rows are the same.
         workdir: where the spill folder is made (the system's temporary folder if ``None``).
         spill_rows: chosen pairs grouped and written to disk at a time.
         workers: processes that build and look at partitions at once (Linux; speed only:
