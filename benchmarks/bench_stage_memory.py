@@ -9,7 +9,8 @@ path; this checkout's by default), as ``corpusforge twitter build`` does, datase
 included. Before each stage the process's ``VmHWM`` is reset to its current RSS
 (``/proc/self/clear_refs``, Linux), so each figure is that stage's own peak of the main
 process, including what the process still holds from the stages before. Worker processes are
-not counted. Prints one JSON object: MB per stage.
+not counted. polars' allocator gets the command's setting (``cli.POLARS_ALLOCATOR``) where the
+tree has one. Prints one JSON object: MB per stage.
 
 Several archives stand for a larger input: four 400k-tweet archives (seeds 0-3 of
 ``corpusforge synth twitter --tweets 400000``) are the 16× input of ``benchmarks/RESULTS.md``.
@@ -26,9 +27,12 @@ import tempfile
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 BUILD = """
-import json, sys
+import json, os, sys
 tree, out, limit, workers, queries, shard_rows, *archives = sys.argv[1:]
 sys.path.insert(0, tree + "/src")
+from corpusforge import cli
+if hasattr(cli, "POLARS_ALLOCATOR"):  # as the command's main() does, before polars loads
+    os.environ.setdefault(*cli.POLARS_ALLOCATOR)
 from corpusforge.builds import twitter as bt
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.inspect.card import write_card

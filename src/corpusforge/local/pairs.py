@@ -77,17 +77,22 @@ BYTES_PER_PARTITION_RECORD = 1_500
 of 194k records took 567 MB, of 729k records 1,252 MB, ``benchmarks/RESULTS.md``)."""
 
 
-WORKER_BYTES = 128 * 2**20
+WORKER_BYTES = 192 * 2**20
 """A pair worker's own memory beside its partition: the pages it no longer shares with this
-process, its interpreter's heap (measured: two workers building partitions of 132k records
-each held 603 MB together, ``benchmarks/RESULTS.md``)."""
+process, its interpreter's heap (measured: workers building partitions of 130k and 174k
+records peaked at 390 and 428 MB, ``benchmarks/RESULTS.md``)."""
+MAIN_BYTES = 384 * 2**20
+"""This process's own memory while the workers build partitions: its heap, the benchmark
+choice it merges (measured: up to 350 MB with 5,000 queries a benchmark, the default) and the
+chosen pairs it groups. More ``--benchmark-queries`` take more."""
 
 
 def rows_per_partition(memory_budget: int, workers: int = 1) -> int:
-    """Conversation records per round of partitions (one partition a worker) so that three
-    quarters of ``memory_budget`` bytes hold the partitions being built and each worker's own
-    memory (the rest: this process, its pools and benchmarks)."""
-    room = memory_budget * 0.75 - workers * WORKER_BYTES
+    """Conversation records per round of partitions (one partition a worker) so that the
+    partitions being built, each worker's own memory and this process's fit in
+    ``memory_budget`` bytes, with a quarter of it to spare where the budget is large."""
+    held = min(memory_budget * 0.75, memory_budget - MAIN_BYTES)
+    room = held - workers * WORKER_BYTES
     return max(50_000, int(room / BYTES_PER_PARTITION_RECORD))
 
 
