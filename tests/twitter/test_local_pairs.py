@@ -575,7 +575,7 @@ def test_memory_limit_sizes_the_pair_partitions(
     monkeypatch.setattr(
         twitter_pairs,
         "rows_per_partition",
-        lambda budget, workers: 100 if budget == 300 * 2**20 else 10**9,
+        lambda budget, workers, queries: 100 if budget == 300 * 2**20 else 10**9,
     )
     releases = []
     for limit in (None, 300):
@@ -596,13 +596,30 @@ def test_memory_limit_sizes_the_pair_partitions(
 def test_partitions_built_at_once_fit_the_budget_with_their_workers(
     workers: int, budget_mib: int
 ) -> None:
-    """A round of partitions (one a worker), the workers' own memory and this process's fit
-    in the budget, within three quarters of it; more workers, smaller partitions."""
+    """A round of partitions (one a worker), the workers' own memory and this process's with
+    its benchmark choice fit in the budget, within three quarters of it; more workers or
+    more benchmark queries, smaller partitions; workers that do not fit are not started."""
     budget = budget_mib * 2**20
-    rows = local_pairs.rows_per_partition(budget, workers)
-    held = rows * local_pairs.BYTES_PER_PARTITION_RECORD + workers * local_pairs.WORKER_BYTES
-    assert (held <= budget * 0.75 and held + local_pairs.MAIN_BYTES <= budget) or rows == 50_000
-    assert rows < local_pairs.rows_per_partition(budget, 1) or workers == 1
+    for queries in (0, 5000):
+        started = local_pairs.pair_workers(budget, workers, queries)
+        rows = local_pairs.rows_per_partition(budget, started, queries)
+        own = started * local_pairs.WORKER_BYTES if started > 1 else 0
+        held = rows * local_pairs.BYTES_PER_PARTITION_RECORD + own
+        assert held <= budget * 0.75
+        assert held + local_pairs.main_bytes(queries) <= budget
+        assert rows < local_pairs.rows_per_partition(budget, 1, queries) or started == 1
+    assert local_pairs.rows_per_partition(budget, 1, 5000) < local_pairs.rows_per_partition(
+        budget, 1, 0
+    ) or budget * 0.25 >= local_pairs.main_bytes(5000)
+
+
+def test_pair_workers_that_do_not_fit_the_budget_are_not_started() -> None:
+    """At 1 GiB the default benchmark choice leaves room for no second worker's memory, so
+    the partitions are built in this process; more memory, every worker asked for."""
+    assert local_pairs.pair_workers(2**30, 2, 5000) == 1
+    assert local_pairs.pair_workers(2**30, 2, 0) == 2
+    assert local_pairs.pair_workers(8 * 2**30, 2, 5000) == 2
+    assert local_pairs.pair_workers(8 * 2**30, 1, 5000) == 1
 
 
 def test_id_buckets_are_sized_by_the_budget_not_by_the_workers(

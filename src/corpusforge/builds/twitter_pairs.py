@@ -24,6 +24,7 @@ from corpusforge.local.machine import default_workers, memory_budget
 from corpusforge.local.pairs import (
     PairSettings,
     pair_tweets,
+    pair_workers,
     rows_per_bucket,
     rows_per_partition,
 )
@@ -87,14 +88,15 @@ def _run_pairs_locally(
     tweet_files: list[str], delete_files: list[str], config: TwitterConfig, staging: str
 ) -> None:
     settings = _pair_settings(config)
-    workers = config.workers or default_workers()
     budget = memory_budget(config.memory_limit)
+    queries = config.benchmarks.queries
+    workers = pair_workers(budget, config.workers or default_workers(), queries)
     with pair_tweets(
         tweet_files,
         delete_files,
         settings,
         partitions=config.pair_partitions,
-        partition_rows=rows_per_partition(budget, workers),
+        partition_rows=rows_per_partition(budget, workers, queries),
         bucket_rows=rows_per_bucket(budget),
         workdir=staging,
         spill_rows=PAIR_SPILL_ROWS,

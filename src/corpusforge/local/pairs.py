@@ -49,9 +49,7 @@ from corpusforge.local.chosen import BenchmarkChoice, PairRows, pair_table, summ
 from corpusforge.local.machine import process_context, release_unused_memory
 from corpusforge.local.spill import PAIR_SPILL_ROWS, partition_of, read_arrow, write_arrow
 from corpusforge.local.tweet_rows import BYTES_PER_LINK_ROW, MAX_PARTITIONS, TweetRows
-from corpusforge.pairing.benchmarks import (
-    BenchmarkConfig,
-)
+from corpusforge.pairing.benchmarks import BENCHMARKS, BenchmarkConfig
 from corpusforge.pairing.conversations import (
     Conversation,
     DropReason,
@@ -81,18 +79,43 @@ WORKER_BYTES = 192 * 2**20
 """A pair worker's own memory beside its partition: the pages it no longer shares with this
 process, its interpreter's heap (measured: workers building partitions of 130k and 174k
 records peaked at 390 and 428 MB, ``benchmarks/RESULTS.md``)."""
-MAIN_BYTES = 384 * 2**20
-"""This process's own memory while the workers build partitions: its heap, the benchmark
-choice it merges (measured: up to 350 MB with 5,000 queries a benchmark, the default) and the
-chosen pairs it groups. More ``--benchmark-queries`` take more."""
+MAIN_BYTES = 192 * 2**20
+"""This process's own memory while partitions are built, beside the benchmark choice: its
+heap and the chosen pairs it groups (measured: 191 MB as the first pass began,
+``benchmarks/RESULTS.md``)."""
+BYTES_PER_BENCHMARK_QUERY = 24 * 2**10
+"""The benchmark choice this process merges in the first pass, per query of each benchmark:
+up to two candidates with their query and positives as Python objects, the negatives under
+their roots, the ``pool_size`` best elsewhere, and their copies while merging (measured: it
+grew by 425 MB at 5,000 queries and four benchmarks, about 21 KB a query)."""
 
 
-def rows_per_partition(memory_budget: int, workers: int = 1) -> int:
+def main_bytes(benchmark_queries: int) -> int:
+    """This process's memory while partitions are built: its own and its benchmark choice."""
+    return MAIN_BYTES + len(BENCHMARKS) * benchmark_queries * BYTES_PER_BENCHMARK_QUERY
+
+
+def _held(memory_budget: int, benchmark_queries: int) -> float:
+    """The bytes of ``memory_budget`` for the partitions being built and their workers: what
+    this process leaves, at most three quarters."""
+    return min(memory_budget * 0.75, memory_budget - main_bytes(benchmark_queries))
+
+
+def pair_workers(memory_budget: int, workers: int, benchmark_queries: int = 0) -> int:
+    """How many of ``workers`` processes build partitions: as many as fit beside this process,
+    each with its own memory and a partition of :data:`ROWS_PER_WORKER` records; 1 (the
+    partitions built in this process, no worker's own memory) where two do not."""
+    each = WORKER_BYTES + ROWS_PER_WORKER * BYTES_PER_PARTITION_RECORD
+    return max(1, min(workers, int(_held(memory_budget, benchmark_queries) // each)))
+
+
+def rows_per_partition(memory_budget: int, workers: int = 1, benchmark_queries: int = 0) -> int:
     """Conversation records per round of partitions (one partition a worker) so that the
-    partitions being built, each worker's own memory and this process's fit in
-    ``memory_budget`` bytes, with a quarter of it to spare where the budget is large."""
-    held = min(memory_budget * 0.75, memory_budget - MAIN_BYTES)
-    room = held - workers * WORKER_BYTES
+    partitions being built, each worker's own memory (none with one: this process builds
+    them) and this process's fit in ``memory_budget`` bytes, with a quarter of it to spare
+    where the budget is large."""
+    own = workers * WORKER_BYTES if workers > 1 else 0
+    room = _held(memory_budget, benchmark_queries) - own
     return max(50_000, int(room / BYTES_PER_PARTITION_RECORD))
 
 
