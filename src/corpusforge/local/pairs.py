@@ -75,6 +75,10 @@ BYTES_PER_PARTITION_RECORD = 1_500
 of 194k records took 567 MB, of 729k records 1,252 MB, ``benchmarks/RESULTS.md``)."""
 
 
+WORK_SHARE = 0.75
+"""The share of the memory budget the pair stage's largest data may take (partitions with
+their workers, or the counting pass's id bucket); the rest is margin for what the models
+leave out."""
 WORKER_BYTES = 192 * 2**20
 """A pair worker's own memory beside its partition: the pages it no longer shares with this
 process, its interpreter's heap (measured: workers building partitions of 130k and 174k
@@ -97,8 +101,8 @@ def main_bytes(benchmark_queries: int) -> int:
 
 def _held(memory_budget: int, benchmark_queries: int) -> float:
     """The bytes of ``memory_budget`` for the partitions being built and their workers: what
-    this process leaves, at most three quarters."""
-    return min(memory_budget * 0.75, memory_budget - main_bytes(benchmark_queries))
+    this process leaves, at most :data:`WORK_SHARE` of it."""
+    return min(memory_budget * WORK_SHARE, memory_budget - main_bytes(benchmark_queries))
 
 
 def pair_workers(memory_budget: int, workers: int, benchmark_queries: int = 0) -> int:
@@ -123,7 +127,7 @@ def rows_per_bucket(memory_budget: int) -> int:
     """Extract rows per id bucket of the counting pass so that three quarters of
     ``memory_budget`` bytes hold the bucket being decided. The pass runs in this process before
     any worker starts, so the workers take nothing from it."""
-    return max(500_000, int(memory_budget * 0.75 / BYTES_PER_LINK_ROW))
+    return max(500_000, int(memory_budget * WORK_SHARE / BYTES_PER_LINK_ROW))
 
 
 T = TypeVar("T")
