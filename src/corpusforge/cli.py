@@ -3,6 +3,16 @@
 corpusforge synth twitter --out demo.zip --tweets 20000 --layout zip-2020
 corpusforge twitter build demo.zip --out release/
 corpusforge eval ranking --benchmarks release/benchmarks --model lexical
+
+Whatever goes wrong, the command ends with one line on stderr, ``error: …``, never a
+traceback: ``corpusforge --debug …`` (or ``CORPUSFORGE_DEBUG=1``) prints the traceback too.
+SIGTERM and SIGINT end a command by an exception (:class:`Interrupted`), so a build removes
+its draft and its lock on the way out; the exit status is then 128 + the signal (143, 130).
+
+    exit 0  done
+    exit 1  the job, the runner or the machine failed (a dead worker, a full disk, a bug)
+    exit 2  the user's input, flags or ``--out`` (or a command-line usage error)
+    exit 3  the accounting does not balance (nothing published)
 """
 
 from __future__ import annotations
@@ -10,8 +20,13 @@ from __future__ import annotations
 import gc
 import importlib
 import os
+import signal
+import sys
+import threading
+import traceback
 from collections.abc import Iterator, MutableMapping
-from typing import Any
+from types import FrameType
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -93,9 +108,125 @@ app = typer.Typer(
 )
 
 
+DEBUG_ENV = "CORPUSFORGE_DEBUG"
+"""Set to ``1`` (or give ``--debug``) to see the traceback behind an ``error:`` line."""
+
+
 @app.callback()
-def _root() -> None:
-    """No options of its own: a group needs a callback (its help is the app's)."""
+def _root(
+    debug: Annotated[
+        bool,
+        typer.Option("--debug", help=f"print the traceback behind an error (or {DEBUG_ENV}=1)"),
+    ] = False,
+) -> None:
+    """The app's one option of its own: ``--debug``, before the sub-command."""
+    if debug:
+        os.environ[DEBUG_ENV] = "1"  # its worker processes and sub-commands see it too
+
+
+def debugging() -> bool:
+    """Whether the user asked for tracebacks (``--debug`` or ``CORPUSFORGE_DEBUG=1``)."""
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+class Interrupted(BaseException):
+    """SIGTERM or SIGINT reached the command: unwinds it like ``KeyboardInterrupt`` (so every
+    ``finally`` and ``with`` runs: a build removes its draft and lock), never caught by an
+    ``except Exception``.
+
+    Attributes:
+        signum: the signal received.
+    """
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(f"interrupted ({signal.Signals(signum).name})")
+
+
+INTERRUPTS = (signal.SIGTERM, signal.SIGINT)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """The signal handler: a second signal of the same kind ends the process at once."""
+    signal.signal(signum, signal.SIG_DFL)
+    raise Interrupted(signum)
+
+
+def _child_after_fork() -> None:
+    """A forked worker leaves interrupts to this process: SIGTERM ends it (the default; this
+    process's pools terminate their workers on the way out), SIGINT, which a terminal sends to
+    the whole process group, is ignored."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+_installed_in: int | None = None
+
+
+def install_interrupts() -> None:
+    """Turn SIGTERM and SIGINT into :class:`Interrupted` in this process (not in its forked
+    workers). Idempotent; only the main thread can install signal handlers."""
+    global _installed_in
+    if _installed_in == os.getpid() or threading.current_thread() is not threading.main_thread():
+        return
+    for signum in INTERRUPTS:
+        signal.signal(signum, _interrupt)
+    if _installed_in is None:
+        os.register_at_fork(after_in_child=_child_after_fork)
+    _installed_in = os.getpid()
+
+
+def one_line(exc: BaseException, limit: int = 500) -> str:
+    """``exc``'s message as one line: a multi-line message (a worker's traceback) keeps its
+    first and last lines; the type's name stands in for an empty message.
+
+    Args:
+        exc: the exception.
+        limit: the most characters kept.
+    """
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    if not lines:
+        text = type(exc).__name__
+    elif len(lines) == 1:
+        text = lines[0]
+    else:
+        text = f"{lines[0].rstrip(':')}: {lines[-1]}"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def report(exc: BaseException) -> int:
+    """Print the one ``error:`` line for an exception that ended a command; its exit status.
+
+    Args:
+        exc: what escaped the command.
+    """
+    from corpusforge.commands.common import disk_full, disk_full_line
+    from corpusforge.jobs import JobFailed
+    from corpusforge.release.accounting import AccountingError
+    from corpusforge.release.io import InputError
+    from corpusforge.release.publish import ReleaseError
+
+    status, hint = 1, ""
+    full = disk_full(exc)
+    if isinstance(exc, Interrupted):
+        text, status = str(exc), 128 + exc.signum
+    elif isinstance(exc, KeyboardInterrupt):
+        text, status = "interrupted (SIGINT)", 128 + signal.SIGINT
+    elif full is not None:
+        text = disk_full_line(full.filename and os.path.dirname(os.fsdecode(full.filename)))
+    elif isinstance(exc, (ReleaseError, InputError, FileNotFoundError)):
+        text, status = one_line(exc), 2
+    elif isinstance(exc, JobFailed):
+        text = one_line(exc)
+    elif isinstance(exc, AccountingError):
+        text, status = one_line(exc), 3
+    else:
+        text, hint = f"{type(exc).__name__}: {one_line(exc)}", " (--debug shows the traceback)"
+    if debugging():
+        traceback.print_exception(exc)
+        hint = ""
+    print(f"error: {text}{hint}", file=sys.stderr, flush=True)
+    return status
 
 
 POLARS_ALLOCATOR = ("_RJEM_MALLOC_CONF", "dirty_decay_ms:0,muzzy_decay_ms:0")
@@ -110,8 +241,12 @@ imported before the sub-command runs."""
 def main() -> None:
     """Console-script entry point."""
     os.environ.setdefault(*POLARS_ALLOCATOR)
+    install_interrupts()
     try:
         app()
+    except (Exception, Interrupted, KeyboardInterrupt) as exc:
+        status = report(exc)
+        sys.exit(status)
     finally:
         # The command has closed and published everything it wrote. At exit the interpreter
         # would still run full garbage collections over every object it imported (about

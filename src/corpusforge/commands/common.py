@@ -9,8 +9,12 @@ only what is its own (``ctx``, ``--runner``, ``--quiet``).
 from __future__ import annotations
 
 import contextlib
+import errno
 import inspect
 import logging
+import os
+import shutil
+import traceback
 import types
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -193,6 +197,11 @@ def run_and_report(
     """Run a build, print its summary; exit 3 when its accounting does not balance (the build
     then publishes nothing).
 
+    A build that fails ends in one ``error:`` line: exit 2 for the user's input or ``--out``,
+    1 for the runner or a full disk (naming the folder and its free space), 3 for accounting,
+    128 + the signal when interrupted (:class:`corpusforge.cli.Interrupted`); any other
+    exception propagates to :func:`corpusforge.cli.main`, which says it in one line too.
+
     Args:
         run: the build (``config``, Beam flags) -> manifest.
         config: its validated configuration.
@@ -202,24 +211,94 @@ def run_and_report(
         summarise: prints a manifest's summary.
         around: a context the build runs in (e.g. a progress reporter).
     """
+    from corpusforge.cli import Interrupted, debugging, one_line
     from corpusforge.release.accounting import AccountingError
     from corpusforge.release.io import InputError
     from corpusforge.release.publish import ReleaseError
 
+    status: int | None = None
+    caught: BaseException | None = None
     try:
         with around or contextlib.nullcontext():
             manifest = run(config, args)
-    except (InputError, ReleaseError, FileNotFoundError) as exc:
-        # a user error (an input, --out, a lock held by another build): one line, exit 2
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from None
-    except JobFailed as exc:  # the runner's failure, not the input's: one line, exit 1
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=1) from None
-    except AccountingError as exc:  # nothing published, the old release stays: exit 3
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=3) from None
+    except Interrupted as exc:  # SIGTERM or SIGINT; the build removed its draft and lock
+        caught, text, status = exc, f"{exc}; nothing published", 128 + exc.signum
+    except Exception as exc:
+        caught, full = exc, disk_full(exc)
+        if full is not None:  # the machine's failure, not the input's: exit 1
+            text, status = f"{disk_full_line(_full_folder(full, out))}; nothing published", 1
+        elif isinstance(exc, (InputError, ReleaseError, FileNotFoundError)):
+            # a user error (an input, --out, a lock held by another build): one line, exit 2
+            text, status = one_line(exc), 2
+        elif isinstance(exc, JobFailed):  # the runner's failure, not the input's: exit 1
+            text, status = one_line(exc), 1
+        elif isinstance(exc, AccountingError):  # nothing published, the old release stays
+            text, status = one_line(exc), 3
+        else:
+            raise  # cli.main() says it in one line
+    if status is not None:
+        if debugging() and caught is not None:
+            traceback.print_exception(caught)
+        typer.echo(f"error: {text}", err=True)
+        raise typer.Exit(code=status) from None
     if not quiet:
         summarise(manifest, out)
     if not manifest["accounting"]["balanced"]:
         raise typer.Exit(code=3)
+
+
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+DISK_FULL_WORDS = tuple(os.strerror(code) for code in DISK_FULL)
+""""No space left on device", "Disk quota exceeded": how a full disk reads in a message that
+lost its ``errno`` (Arrow's and polars' I/O errors, a worker's traceback)."""
+
+
+def disk_full(exc: BaseException) -> OSError | None:
+    """The "no space" error (ENOSPC, EDQUOT) behind ``exc``, if a full disk ended the command.
+
+    Follows the chain of causes; an error that says so only in words (Arrow, polars, a
+    worker's traceback) counts too, as an ``OSError`` with that errno and no file name.
+
+    Args:
+        exc: what ended the command.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in DISK_FULL:
+            return current
+        for code, words in zip(DISK_FULL, DISK_FULL_WORDS, strict=True):
+            if words.lower() in str(current).lower():
+                return OSError(code, words)
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _full_folder(full: OSError, out: str) -> str:
+    """The folder to name for a full disk: ``out``, unless the file that did not fit lies
+    outside the folder holding ``out`` and its draft (a temporary folder elsewhere)."""
+    if not full.filename or "://" in out:
+        return out
+    where = os.path.dirname(os.path.abspath(os.fsdecode(full.filename)))
+    home = os.path.dirname(os.path.abspath(out))
+    return out if where == home or where.startswith(home + os.sep) else where
+
+
+def disk_full_line(folder: str | None) -> str:
+    """What a full disk under ``folder`` reads as, without ``error:`` (``no space left on the
+    device of /x/rel (12 MiB free)``); the folder's nearest existing parent is measured.
+
+    Args:
+        folder: the folder written to (``--out``), or ``None`` when it is not known.
+    """
+    if not folder:
+        return "no space left on the device"
+    probe = os.path.abspath(folder)
+    while not os.path.exists(probe) and os.path.dirname(probe) != probe:
+        probe = os.path.dirname(probe)
+    try:
+        free = f" ({shutil.disk_usage(probe).free / 2**20:,.0f} MiB free)"
+    except OSError:
+        free = ""
+    return f"no space left on the device of {folder}{free}"

@@ -17,7 +17,6 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 INSTALL_HINT = "install with pip install 'corpusforge[train]'"
@@ -89,8 +88,9 @@ def train(
     missing = missing_modules(model)
     if missing:
         needs = ", ".join(missing)
-        console.print(f"[red]corpusforge train needs {needs}:[/red] {escape(INSTALL_HINT)}")
+        typer.echo(f"error: corpusforge train needs {needs}: {INSTALL_HINT}", err=True)
         raise typer.Exit(1)
+    from corpusforge.train.data import NoPairs, open_pairs
     from corpusforge.train.losses import Distance
     from corpusforge.train.trainer import Loss, TrainConfig
     from corpusforge.train.trainer import train as run_training
@@ -114,6 +114,21 @@ def train(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
 
+    try:  # before the progress bar, which leaves a line of its own
+        if open_pairs(pairs).count_rows() == 0:
+            raise NoPairs(data)
+        if out.exists() and any(out.iterdir()):
+            raise FileExistsError(f"{out} is not empty: give train a new --out folder")
+    except NoPairs:
+        failure = f"{data} holds no pairs to train on"
+    except (FileNotFoundError, FileExistsError, NotADirectoryError) as exc:
+        failure = str(exc)
+    else:
+        failure = ""
+    if failure:
+        typer.echo(f"error: {failure}", err=True)
+        raise typer.Exit(2)
+
     columns = (
         TextColumn("training"),
         BarColumn(),
@@ -129,9 +144,15 @@ def train(
 
         try:
             summary = run_training(pairs, out, config, progress=on_step)
+        except NoPairs:  # named as the user gave it, not as the local copy of a bucket's
+            failure = f"{data} holds no pairs to train on"
         except (FileNotFoundError, FileExistsError) as exc:
-            console.print(f"[red]corpusforge train:[/red] {escape(str(exc))}")
-            raise typer.Exit(2) from exc
+            failure = str(exc)
+        else:
+            failure = ""
+    if failure:  # one line, once the progress bar is gone
+        typer.echo(f"error: {failure}", err=True)
+        raise typer.Exit(2)
     console.print(
         f"{summary.steps} steps on {summary.pairs} pairs in {summary.seconds:.1f} s; "
         f"loss {summary.loss_first} -> {summary.loss_last}; model in {out}"

@@ -39,6 +39,10 @@ _SPILL_SCHEMA = pa.schema(
 )
 
 
+class NoPairs(ValueError):
+    """The pair shards hold no pair: nothing to train on (a release whose inputs yielded none)."""
+
+
 @dataclass(frozen=True)
 class PairBatch:
     """A batch of pairs: ``anchors[i]`` and ``positives[i]`` are one pair."""

@@ -43,7 +43,7 @@ from typing import TypeVar
 import numpy as np
 import torch
 
-from corpusforge.train.data import PairBatch, PairStream
+from corpusforge.train.data import NoPairs, PairBatch, PairStream
 from corpusforge.train.losses import (
     DEFAULT_MARGIN,
     MNRL_SCALE,
@@ -308,6 +308,7 @@ def train(
     Raises:
         FileExistsError: when ``out`` exists and is not empty.
         FileNotFoundError: when ``data`` holds no Parquet shard.
+        NoPairs: when its shards hold no pair (before any tokenizer or model is built).
     """
     config = (config or TrainConfig()).resolved()
     out = Path(out)
@@ -315,6 +316,8 @@ def train(
         raise FileExistsError(f"{out} is not empty: give train a new --out folder")
     started = time.perf_counter()
     stream = PairStream(Path(data), seed=config.seed, bucket_rows=config.bucket_rows)
+    if stream.num_rows == 0:
+        raise NoPairs(f"{data} holds no pairs to train on")
     encoder = build_encoder(config, stream).to(torch.device(str(config.device)))
     total = planned_steps(stream, config)
     log.info("training %s on %d pairs for %d steps", config.model, stream.num_rows, total)
