@@ -123,7 +123,7 @@ def test_a_build_killed_at_any_write_leaves_the_previous_version_current(
     assert seed_of(s3, uri) == 2
     assert cli("validate", uri).returncode == 0
 
-    listed = cli("versions", uri, "--keep", "1", "--json")
+    listed = cli("versions", uri, "--keep", "1", "--grace-hours", "0", "--json")
     assert listed.returncode == 0, listed.stderr
     doc = json.loads(listed.stdout)
     assert [v["version"] for v in doc["versions"]] == [pointer(s3, uri)["version"]]

@@ -34,11 +34,13 @@ def _existing(release_dir: str) -> str:
 
     if release_dir.startswith("s3://"):  # the current version, read through a local copy
         from corpusforge.release.objectstore import local_copy
+        from corpusforge.release.publish import ReleaseError
 
         try:
             return local_copy(release_dir)
-        except FileNotFoundError as exc:
-            raise typer.BadParameter(str(exc), param_hint="RELEASE_DIR") from None
+        except (FileNotFoundError, ReleaseError) as exc:  # the bucket, the store: one line
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(code=2) from None
     release_dir = current_release(release_dir)
     if not is_uri(release_dir) and not Path(release_dir).is_dir():
         raise typer.BadParameter(f"{release_dir!r} is not a directory", param_hint="RELEASE_DIR")
@@ -151,10 +153,31 @@ def card(release_dir: ReleaseDir) -> None:
     """Write the dataset card: DIR/README.md and its plots in DIR/card/."""
     from corpusforge.inspect.card import write_card
 
-    if is_uri(release_dir) and not release_dir.startswith("s3://"):
-        raise typer.BadParameter("the card is written to local releases only")
+    if release_dir.startswith("s3://"):
+        _card_in_bucket(release_dir)
+        return
+    if is_uri(release_dir):
+        raise typer.BadParameter("the card is written to local and s3:// releases only")
     try:
         path = write_card(_existing(release_dir))
     except FileNotFoundError as exc:
         raise typer.BadParameter(str(exc), param_hint="RELEASE_DIR") from exc
     typer.echo(str(path))
+
+
+def _card_in_bucket(uri: str) -> None:
+    """``card s3://…``: the card written into a new version of the release, committed like a
+    build's (:func:`corpusforge.release.objectstore.new_version_with`); its URI printed."""
+    from corpusforge.inspect.card import CARD, PLOTS, write_card
+    from corpusforge.release.objectstore import new_version_with
+    from corpusforge.release.publish import ReleaseError
+    from corpusforge.release.s3 import Location
+
+    where = Location.parse(uri.rstrip("/"))
+    name = where.prefix.rsplit("/", 1)[-1] or where.bucket
+    try:
+        version = new_version_with(uri, (CARD, PLOTS), lambda folder: write_card(folder, name=name))
+    except (FileNotFoundError, ReleaseError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+    typer.echo(f"{version}/{CARD}")

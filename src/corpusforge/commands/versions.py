@@ -6,8 +6,9 @@
 
 A release on ``s3://`` keeps every version it published under ``versions/<id>/``
 (:mod:`corpusforge.release.objectstore`); ``--keep N`` deletes the versions older than the
-current one except the ``N - 1`` newest that were committed, and the leftovers of killed
-builds among them. Versions newer than the current one (a build uploading now) are left.
+current one except the ``N - 1`` committed before it, and the leftovers of killed builds.
+A version never committed whose newest object the server wrote less than ``--grace-hours``
+ago (default 24) is left alone: a build may be uploading it, whatever its machine's clock.
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ def versions(
         int | None,
         typer.Option(help="delete all but the N newest committed versions (the current counts)"),
     ] = None,
+    grace_hours: Annotated[
+        float,
+        typer.Option(
+            help="with --keep: leave a version never committed whose newest object is younger "
+            "than this many hours on the server's clock (a build may be uploading it)"
+        ),
+    ] = 24.0,
     json_output: Annotated[bool, typer.Option("--json", help="print one JSON document")] = False,
     local: Annotated[
         bool,
@@ -45,7 +53,9 @@ def versions(
         if local:
             typer.echo(objectstore.local_copy(release))
             return
-        deleted = objectstore.prune(release, keep) if keep is not None else []
+        deleted = (
+            objectstore.prune(release, keep, grace_hours=grace_hours) if keep is not None else []
+        )
         listed = objectstore.versions(release)
     except (ValueError, ReleaseError, FileNotFoundError) as exc:
         typer.echo(f"error: {exc}", err=True)

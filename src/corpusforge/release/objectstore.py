@@ -47,14 +47,24 @@ import hashlib
 import json
 import logging
 import os
+import re
 import secrets
 import shutil
 import tempfile
-from collections.abc import Collection, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Iterator, Sequence
+from typing import Any, TypeVar
 
+from corpusforge.release.private import private_folder
 from corpusforge.release.publish import LocalFolder, ReleaseError, ReleaseLocked
-from corpusforge.release.s3 import Bucket, Location, client_settings, error_code, s3_client
+from corpusforge.release.s3 import (
+    CONDITION_FAILED,
+    Bucket,
+    BucketError,
+    Location,
+    client_settings,
+    error_code,
+    s3_client,
+)
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +73,11 @@ VERSIONS = "versions"
 POINTER_FORMAT = "corpusforge.release-pointer.v1"
 HISTORY = 100
 """Committed versions the pointer remembers, newest first (what ``--keep`` may keep)."""
+GRACE_HOURS = 24.0
+"""How long ``--keep`` leaves a version that was never committed (a build may be uploading
+it), counted from its newest object's time on the server (``--grace-hours``)."""
+VERSION_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{8}")
+"""The form of a version id (:func:`new_version_id`); a bucket's names are checked against it."""
 
 
 class ReleaseConflict(ReleaseLocked):
@@ -75,7 +90,11 @@ def new_version_id() -> str:
 
 
 def read_pointer(bucket: Bucket) -> tuple[dict[str, Any], str] | None:
-    """The release's pointer document and its ETag; None for a release with no version."""
+    """The release's pointer document and its ETag; None for a release with no version.
+
+    Raises:
+        ReleaseError: the pointer is not one this project writes (:func:`check_pointer`).
+    """
     got = bucket.get(bucket.where.key(POINTER))
     if got is None:
         return None
@@ -86,16 +105,79 @@ def read_pointer(bucket: Bucket) -> tuple[dict[str, Any], str] | None:
         raise ReleaseError(f"{bucket.where.uri(POINTER)}: not a release pointer") from None
     if not isinstance(doc, dict) or doc.get("format") != POINTER_FORMAT:
         raise ReleaseError(f"{bucket.where.uri(POINTER)}: not a release pointer")
+    check_pointer(doc, bucket.where.uri(POINTER))
     return doc, etag
+
+
+# -- what a bucket says is checked before it names anything here --------------------------
+
+
+def check_pointer(doc: dict[str, Any], uri: str) -> None:
+    """Refuse a pointer whose names are not exactly those a build writes: a ``version`` of
+    the form of :func:`new_version_id`, ``prefix`` ``versions/<version>/``, ``manifest``
+    ``versions/<version>/manifest.json``, a sha256, and a history of version ids.
+
+    Args:
+        doc: the pointer document.
+        uri: the pointer object, for the message.
+
+    Raises:
+        ReleaseError: one line naming ``uri`` and the field.
+    """
+    version = doc.get("version")
+    if not is_version_id(version):
+        raise ReleaseError(f"{uri}: version {version!r} is not a version id; not followed")
+    expected = {
+        "prefix": f"{VERSIONS}/{version}/",
+        "manifest": f"{VERSIONS}/{version}/manifest.json",
+    }
+    for field, value in expected.items():
+        if doc.get(field) != value:
+            raise ReleaseError(f"{uri}: {field} {doc.get(field)!r} is not {value!r}; not followed")
+    digest = doc.get("manifest_sha256")
+    if not (isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest)):
+        raise ReleaseError(f"{uri}: manifest_sha256 is not a sha256; not followed")
+    history = doc.get("history", [])
+    if not isinstance(history, list) or not all(is_version_id(v) for v in history):
+        raise ReleaseError(f"{uri}: history holds a name that is not a version id; not followed")
+
+
+def is_version_id(name: object) -> bool:
+    """Whether ``name`` has the form of :func:`new_version_id`."""
+    return isinstance(name, str) and VERSION_ID.fullmatch(name) is not None
+
+
+def relative_key(where: Location, prefix: str, key: str) -> str:
+    """The path of the object ``key`` under ``prefix``, checked to stay under it.
+
+    Args:
+        where: the release, for the message.
+        prefix: a version's prefix (no slash at its end).
+        key: a key the listing of ``prefix/`` returned.
+
+    Returns:
+        ``a/b.parquet``: segments that are neither empty, ``.`` nor ``..`` and hold no
+        backslash and no NUL (``a..b`` is a name like any other).
+
+    Raises:
+        ReleaseError: one line naming the object.
+    """
+    rel = key[len(prefix) + 1 :] if key.startswith(prefix + "/") else ""
+    parts = rel.split("/")
+    if any(p in ("", ".", "..") or "\\" in p or "\0" in p for p in parts):
+        raise ReleaseError(
+            f"{where.object_uri(key)}: a key that leaves its version's folder; not read"
+        )
+    return rel
 
 
 # -- the store -------------------------------------------------------------------------
 
 
 def drafts_root() -> str:
-    return os.environ.get("CORPUSFORGE_DRAFTS") or os.path.join(
-        tempfile.gettempdir(), "corpusforge-drafts"
-    )
+    """The drafts of ``s3://`` builds on this machine: private to this user
+    (:mod:`corpusforge.release.private`; ``$CORPUSFORGE_DRAFTS`` moves it)."""
+    return private_folder("CORPUSFORGE_DRAFTS", "drafts")
 
 
 def _local_name(uri: str) -> str:
@@ -125,7 +207,8 @@ class ObjectStore:
         folder."""
         self._settings = client_settings(beam_args)
         self._client = client
-        self._local = LocalFolder(os.path.join(drafts_root(), _local_name(self.target), "last"))
+        last = os.path.join(drafts_root(), _local_name(self.target), "last")
+        self._local = _labelled(self.target, lambda: LocalFolder(last))
         self.draft = self._local.draft
         self.published = self._local.target
         """Where the version this build published can be read (after :meth:`commit`): a
@@ -143,10 +226,13 @@ class ObjectStore:
         """Picklable (a pipeline's last step commits): the client is made again where needed."""
         return {**self.__dict__, "_client": None}
 
-    def locked(self) -> contextlib.AbstractContextManager[None]:
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
         """One build per release on this machine; across machines the commit's condition
         lets one of two racing builds win (:class:`ReleaseConflict` for the other)."""
-        return self._local.locked()
+        with contextlib.ExitStack() as stack:
+            _labelled(self.target, lambda: stack.enter_context(self._local.locked()))
+            yield
 
     def begin(self, rebuilt: Collection[str]) -> str:
         try:
@@ -157,7 +243,7 @@ class ObjectStore:
             raise ReleaseError(f"--out {self.target}: cannot read the release: {exc}") from None
         self.version = new_version_id()
         if not self.in_bucket:
-            return self._local.begin(rebuilt)
+            return _labelled(self.target, lambda: self._local.begin(rebuilt))
         self.draft = self.published = self.where.uri(VERSIONS, self.version)
         if self._base is not None:  # what the build does not rebuild (extracts) carries over
             self._carry(self.where.key(self._base[0]["prefix"]), rebuilt)
@@ -165,27 +251,37 @@ class ObjectStore:
 
     def _carry(self, current: str, rebuilt: Collection[str]) -> None:
         """Copy the current version's objects outside ``rebuilt`` into the new version, on
-        the server side."""
-        bucket, to = self.bucket, self.where.key(VERSIONS, self.version)
-        for key in bucket.keys(current.rstrip("/") + "/"):
-            rel = key[len(current.rstrip("/")) + 1 :]
+        the server side (every key checked to stay under its version first)."""
+        bucket, to, current = (
+            self.bucket,
+            self.where.key(VERSIONS, self.version),
+            current.rstrip("/"),
+        )
+        rels = [relative_key(self.where, current, key) for key in bucket.keys(current + "/")]
+        for rel in rels:
             if rel.split("/", 1)[0] not in rebuilt:
-                bucket.client.copy_object(
-                    Bucket=self.where.bucket,
-                    Key=f"{to}/{rel}",
-                    CopySource={"Bucket": self.where.bucket, "Key": key},
-                )
+                bucket.copy(f"{current}/{rel}", f"{to}/{rel}")
 
     def commit(self) -> None:
+        """Upload the draft (a local one), check that the bucket holds the manifest and every
+        file it lists, then write the pointer on its condition.
+
+        Raises:
+            ReleaseError: the version is not whole in the bucket; nothing is committed.
+            BucketError: the store failed (the endpoint, the credentials); the version's
+                objects and the local draft are removed where they can be.
+            ReleaseConflict: another build committed first; this version's objects go.
+        """
         prefix = self.where.key(VERSIONS, self.version)
         if self.in_bucket:
-            got = self.bucket.get(f"{prefix}/manifest.json")
-            if got is None:
-                raise ReleaseError(f"--out {self.target}: the new version has no manifest.json")
-            digest = hashlib.sha256(got[0]).hexdigest()
-            count = sum(1 for _ in self.bucket.keys(prefix + "/"))
+            digest, count = self._check_whole(prefix)
         else:
-            digest, count = self._upload(prefix)
+            try:
+                uploaded = self._upload(prefix)
+                digest, count = self._check_whole(prefix, uploaded)
+            except ReleaseError:
+                self._remove_uploaded(prefix)
+                raise
         pointer = {
             "format": POINTER_FORMAT,
             "version": self.version,
@@ -203,8 +299,11 @@ class ObjectStore:
         data = json.dumps(pointer, indent=2, sort_keys=True).encode() + b"\n"
         try:
             self.bucket.put(self.where.key(POINTER), data, **condition)
+        except BucketError:
+            self._remove_uploaded(prefix)
+            raise
         except Exception as exc:
-            if error_code(exc) not in ("PreconditionFailed", "412", "ConditionalRequestConflict"):
+            if error_code(exc) not in CONDITION_FAILED:
                 raise
             self.bucket.delete_prefix(prefix)
             winner = read_pointer(self.bucket)
@@ -217,9 +316,8 @@ class ObjectStore:
         if not self.in_bucket:
             self._local.commit()  # the local copy of what was published feeds the next build
 
-    def _upload(self, prefix: str) -> tuple[str, int]:
-        """The local draft -> ``prefix``, its manifest last; the manifest's sha256 and the
-        number of files."""
+    def _upload(self, prefix: str) -> list[str]:
+        """The local draft -> ``prefix``, its manifest last; the files uploaded."""
         manifest = os.path.join(self.draft, "manifest.json")
         if not os.path.isfile(manifest):
             raise ReleaseError(f"--out {self.target}: the draft has no manifest.json")
@@ -229,8 +327,40 @@ class ObjectStore:
             if rel != "manifest.json":
                 self.bucket.upload(os.path.join(self.draft, rel), f"{prefix}/{rel}")
         self.bucket.upload(manifest, f"{prefix}/manifest.json")
-        with open(manifest, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest(), len(files)
+        return files
+
+    def _check_whole(self, prefix: str, uploaded: Collection[str] = ()) -> tuple[str, int]:
+        """The sha256 of the version's manifest in the bucket and the number of its objects,
+        once the bucket is seen to hold the manifest, every file it lists and ``uploaded``.
+
+        Raises:
+            ReleaseError: one of them is missing (a prune, a lifecycle rule, a lost write).
+        """
+        uri = self.where.uri(VERSIONS, self.version)
+        got = self.bucket.get(f"{prefix}/manifest.json")
+        if got is None:
+            raise ReleaseError(f"{uri}: the new version has no manifest.json; nothing committed")
+        try:
+            listed = json.loads(got[0]).get("files", [])
+            needed = {str(entry["path"]) for entry in listed} | set(uploaded)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            raise ReleaseError(f"{uri}/manifest.json: not a manifest; nothing committed") from None
+        held = {relative_key(self.where, prefix, key) for key in self.bucket.keys(prefix + "/")}
+        missing = sorted(needed - held)
+        if missing:
+            raise ReleaseError(
+                f"{uri}: {len(missing)} file(s) of the new version are not in the bucket "
+                f"(first: {missing[0]}); nothing committed"
+            )
+        return hashlib.sha256(got[0]).hexdigest(), len(held)
+
+    def _remove_uploaded(self, prefix: str) -> None:
+        """After a failed upload: this version's objects and the local draft go, where they
+        can (the store may be gone); the current version stays."""
+        with contextlib.suppress(Exception):
+            self.bucket.delete_prefix(prefix)
+        if not self.in_bucket:
+            self._local.abandon()
 
     def abandon(self) -> None:
         if self.in_bucket:
@@ -238,6 +368,19 @@ class ObjectStore:
                 self.bucket.delete_prefix(self.where.key(VERSIONS, self.version))
             return
         self._local.abandon()
+
+
+T = TypeVar("T")
+
+
+def _labelled(target: str, call: Callable[[], T]) -> T:
+    """``call()``, its :class:`ReleaseError` naming ``target`` (the ``s3://`` release) where
+    the local draft's message named the draft folder."""
+    try:
+        return call()
+    except ReleaseError as exc:
+        _, _, detail = str(exc).partition(": ")
+        raise type(exc)(f"--out {target}: {detail or exc}") from None
 
 
 LOCAL_RUNNERS = {
@@ -292,9 +435,9 @@ def current_uri(uri: str, client: Any = None) -> str:
 
 
 def cache_root() -> str:
-    return os.environ.get("CORPUSFORGE_CACHE") or os.path.join(
-        tempfile.gettempdir(), "corpusforge-releases"
-    )
+    """The readers' copies of current versions: private to this user
+    (:mod:`corpusforge.release.private`; ``$CORPUSFORGE_CACHE`` moves it)."""
+    return private_folder("CORPUSFORGE_CACHE", "releases")
 
 
 def local_copy(uri: str, client: Any = None) -> str:
@@ -307,34 +450,122 @@ def local_copy(uri: str, client: Any = None) -> str:
     """
     where = Location.parse(uri.rstrip("/"))
     bucket = Bucket(where, client or s3_client())
-    found = read_pointer(bucket)
+    found = read_pointer(bucket)  # its names checked (check_pointer)
     if found is None:
         raise FileNotFoundError(f"{uri}: no release there (no {POINTER})")
     pointer = found[0]
     folder = os.path.join(cache_root(), _local_name(uri), pointer["version"])
     if os.path.isfile(os.path.join(folder, ".complete")):
         return folder
+    prefix = where.key(pointer["prefix"])
+    rels = [relative_key(where, prefix, key) for key in bucket.keys(prefix + "/")]
+    if "manifest.json" not in rels:
+        raise ReleaseError(
+            f"{where.uri(POINTER)}: names version {pointer['version']}, which is not in the "
+            f"bucket (no {where.uri(pointer['manifest'])})"
+        )
     partial = folder + ".part"
     shutil.rmtree(partial, ignore_errors=True)
-    prefix = where.key(pointer["prefix"])
-    for key in bucket.keys(prefix + "/"):
-        rel = key[len(prefix) + 1 :]
-        path = os.path.join(partial, *rel.split("/"))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        bucket.download(key, path)
-    with open(os.path.join(partial, "manifest.json"), "rb") as f:
-        if hashlib.sha256(f.read()).hexdigest() != pointer["manifest_sha256"]:
-            raise ReleaseError(f"{uri}: version {pointer['version']}: manifest does not match")
-    with open(os.path.join(partial, ".complete"), "w") as f:
-        f.write(pointer["version"] + "\n")
+    try:
+        _download(bucket, prefix, rels, partial)
+        with open(os.path.join(partial, "manifest.json"), "rb") as f:
+            if hashlib.sha256(f.read()).hexdigest() != pointer["manifest_sha256"]:
+                raise ReleaseError(
+                    f"{where.uri(pointer['manifest'])}: not the manifest {where.uri(POINTER)} "
+                    "names (its sha256 differs)"
+                )
+        with open(os.path.join(partial, ".complete"), "w") as f:
+            f.write(pointer["version"] + "\n")
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
     shutil.rmtree(folder, ignore_errors=True)
     os.rename(partial, folder)
     return folder
 
 
+def new_version_with(
+    uri: str, replaced: Collection[str], write: Callable[[str], object], client: Any = None
+) -> str:
+    """Commit a new version of the release ``uri``: the current version with its top-level
+    entries ``replaced`` rewritten by ``write`` (``corpusforge card s3://…``: the card).
+
+    The other objects are copied on the server; ``write`` gets a private local folder
+    holding the current version (hard links to the reader's cache, without ``replaced``)
+    and writes ``replaced`` there; those files are uploaded and the version is committed
+    like a build's (the same checks, the pointer's condition, the same lock).
+
+    Args:
+        uri: the release.
+        replaced: the top-level names ``write`` writes (``README.md``, ``card``).
+        write: writes them into the folder it is given.
+        client: an S3 client (default: boto3's, from the environment).
+
+    Returns:
+        The new version's URI.
+
+    Raises:
+        FileNotFoundError: ``uri`` holds no committed release.
+        ReleaseConflict: a build committed another version meanwhile (nothing committed).
+    """
+    store = ObjectStore(uri, client=client)
+    store.in_bucket = True  # the new version is written in the bucket, as a runner's would
+    with store.locked():
+        current = local_copy(uri, client=store.bucket.client)
+        work = tempfile.mkdtemp(prefix="new-version-", dir=drafts_root())
+        try:
+            for rel in _files_under(current):
+                if rel.split("/", 1)[0] not in replaced and rel != ".complete":
+                    path = os.path.join(work, *rel.split("/"))
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    os.link(os.path.join(current, *rel.split("/")), path)
+            write(work)
+            store.begin(rebuilt=replaced)
+            if store._base is None or store._base[0]["version"] != os.path.basename(current):
+                store.abandon()
+                raise ReleaseConflict(
+                    f"{uri}: a build committed a new version meanwhile; run again"
+                )
+            prefix = store.where.key(VERSIONS, store.version)
+            try:
+                for rel in _files_under(work):
+                    if rel.split("/", 1)[0] in replaced:
+                        store.bucket.upload(os.path.join(work, rel), f"{prefix}/{rel}")
+                store.commit()
+            except ReleaseConflict:
+                raise
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    store.abandon()
+                raise
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return store.where.uri(VERSIONS, store.version)
+
+
+def _download(bucket: Bucket, prefix: str, rels: Sequence[str], folder: str) -> None:
+    """The objects ``prefix/REL`` -> ``folder/REL`` (each ``REL`` checked by
+    :func:`relative_key`).
+
+    Raises:
+        ReleaseError: a file cannot be written (a key that is also a folder, a full disk).
+    """
+    for rel in rels:
+        path = os.path.join(folder, *rel.split("/"))
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            bucket.download(f"{prefix}/{rel}", path)
+        except OSError as exc:
+            raise ReleaseError(
+                f"{bucket.where.object_uri(prefix + '/' + rel)}: cannot copy it to "
+                f"{folder}: {exc.strerror or exc}"
+            ) from None
+
+
 def versions(uri: str, client: Any = None) -> list[dict[str, Any]]:
     """Every version folder of the release, oldest first: ``version``, ``committed`` (it was
-    the current version once, as far as the pointer remembers) and ``current``."""
+    the current version once, as far as the pointer remembers) and ``current``. A folder
+    under ``versions/`` whose name is not a version id is not a version: it is left out."""
     where = Location.parse(uri.rstrip("/"))
     bucket = Bucket(where, client or s3_client())
     found = read_pointer(bucket)
@@ -343,31 +574,54 @@ def versions(uri: str, client: Any = None) -> list[dict[str, Any]]:
     return [
         {"version": name, "committed": name in committed, "current": name == current}
         for name in bucket.folders(where.key(VERSIONS))
+        if is_version_id(name)
     ]
 
 
-def prune(uri: str, keep: int, client: Any = None) -> list[str]:
-    """Delete the versions older than the current one but the ``keep - 1`` newest committed
-    ones (``keep`` counts the current version); versions newer than the current one (a
-    build uploading now) are left alone. Returns the versions deleted.
+def prune(uri: str, keep: int, client: Any = None, grace_hours: float = GRACE_HOURS) -> list[str]:
+    """Delete every version but the current one, the ``keep - 1`` committed before it (in
+    the order they were committed) and those never committed whose newest object is
+    younger than ``grace_hours`` on the server's clock (a build may be uploading one: its
+    id, taken from its machine's clock, may sort anywhere). Returns the versions deleted.
+
+    Args:
+        uri: the release.
+        keep: committed versions kept, the current one included.
+        client: an S3 client (default: boto3's, from the environment).
+        grace_hours: the age below which an uncommitted version is left alone.
 
     Raises:
-        ValueError: ``keep`` < 1.
+        ValueError: ``keep`` < 1 or ``grace_hours`` < 0.
     """
     if keep < 1:
         raise ValueError(f"--keep must be >= 1 (the current version), got {keep}")
+    if grace_hours < 0:
+        raise ValueError(f"--grace-hours must be >= 0, got {grace_hours}")
     where = Location.parse(uri.rstrip("/"))
     bucket = Bucket(where, client or s3_client())
-    listed = versions(uri, client=bucket.client)
-    current = next((v["version"] for v in listed if v["current"]), None)
-    if current is None:
+    found = read_pointer(bucket)
+    if found is None:
         return []
-    older = [v for v in listed if v["version"] < current]
-    kept = {v["version"] for v in older if v["committed"]}
-    kept = set(sorted(kept)[len(kept) - (keep - 1) :]) if keep > 1 else set()
+    current = found[0]["version"]
+    history = [current, *(v for v in found[0].get("history", []) if v != current)]
+    names = [v["version"] for v in versions(uri, client=bucket.client)]
+    kept = {current, *[v for v in history if v in names][:keep]}
+    now = bucket.now()
     deleted = []
-    for v in older:
-        if v["version"] not in kept:
-            bucket.delete_prefix(where.key(VERSIONS, v["version"]))
-            deleted.append(v["version"])
+    for name in names:
+        if name in kept:
+            continue
+        if name not in history and _age_hours(bucket, where.key(VERSIONS, name), now) < grace_hours:
+            log.info("leaving %s: never committed, younger than %g hours", name, grace_hours)
+            continue
+        bucket.delete_prefix(where.key(VERSIONS, name))
+        deleted.append(name)
     return deleted
+
+
+def _age_hours(bucket: Bucket, prefix: str, now: datetime.datetime) -> float:
+    """Hours since the server last wrote an object under ``prefix/`` (its own clock)."""
+    newest = max((when for _, when in bucket.objects(prefix + "/")), default=None)
+    if newest is None:
+        return float("inf")
+    return (now - newest).total_seconds() / 3600

@@ -1,15 +1,23 @@
 """An ``s3://`` URI and Beam's ``--s3_*`` flags -> a boto3 client and the few S3 calls a
-release needs (get, conditional put, upload, download, list, delete by prefix).
+release needs (get, conditional put, upload, download, copy, list, delete by prefix), and
+their failures -> one line.
 
 Endpoint and credentials are boto3's, from the standard environment (``AWS_ENDPOINT_URL``,
 ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_DEFAULT_REGION``, profiles), or for a
 build Beam's ``--s3_*`` flags (:func:`use_storage_flags`); none is ever written into a release
 or a log. The versions and the pointer built on these calls are
 :mod:`corpusforge.release.objectstore`'s.
+
+Every call of :class:`Bucket` turns a failure a user can meet (the endpoint down or gone
+mid-upload, wrong credentials, no such bucket) into :class:`BucketError`, one line naming the
+object and the cause in words, never a secret (:func:`failure_in_words`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime
+import email.utils
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -40,6 +48,10 @@ class Location:
 
     def uri(self, *parts: str) -> str:
         return f"{self.scheme}://{self.bucket}/{self.key(*parts)}"
+
+    def object_uri(self, key: str) -> str:
+        """The URI of the object ``key`` (a whole key, the prefix included)."""
+        return f"{self.scheme}://{self.bucket}/{key}"
 
 
 S3_FLAGS = {
@@ -115,56 +127,181 @@ def error_code(exc: Exception) -> str:
     return str(response.get("Error", {}).get("Code", ""))
 
 
+class BucketError(ReleaseError):
+    """An object store call failed for a reason a user can meet: the endpoint, the
+    credentials, the bucket (one line naming the object and the cause, exit 2)."""
+
+
+DENIED = {
+    "AccessDenied",
+    "InvalidAccessKeyId",
+    "SignatureDoesNotMatch",
+    "InvalidToken",
+    "ExpiredToken",
+    "AllAccessDisabled",
+    "403",
+}
+"""S3 error codes that mean the credentials do not open the bucket."""
+
+
+def failure_in_words(exc: BaseException, bucket: str, endpoint: str) -> str | None:
+    """What went wrong in an S3 call, in words; None when ``exc`` is not such a failure.
+
+    Walks the exception and what it was raised from or during (boto3's upload wraps the
+    client's error). Never names a credential.
+
+    Args:
+        exc: what the call raised.
+        bucket: the bucket it was called on.
+        endpoint: the client's endpoint URL.
+    """
+    from botocore import exceptions as bex
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, bex.ClientError):
+            code = error_code(seen)
+            if code in DENIED:
+                return "access denied (check the credentials)"
+            if code == "NoSuchBucket":
+                return f"no bucket named {bucket}"
+            if code == "RequestTimeTooSkewed":
+                return "this machine's clock is too far from the server's (check the time)"
+            return f"the server answered {code or 'an error'}"
+        if isinstance(seen, bex.NoCredentialsError | bex.PartialCredentialsError):
+            return (
+                "no credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, "
+                "or use a role)"
+            )
+        if isinstance(seen, bex.ConnectionClosedError):
+            return f"the endpoint {endpoint} closed the connection (the server went away?)"
+        if isinstance(seen, bex.ConnectTimeoutError | bex.ReadTimeoutError):
+            return f"the endpoint {endpoint} did not answer in time"
+        if isinstance(seen, bex.EndpointConnectionError):
+            if "refused" in str(seen.kwargs.get("error", "")).lower():
+                return f"the endpoint {endpoint} refused the connection"
+            return f"could not connect to the endpoint {endpoint}"
+        if isinstance(seen, bex.HTTPClientError | bex.ConnectionError):
+            return f"the connection to the endpoint {endpoint} failed (the server went away?)"
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 class Bucket:
-    """The few S3 calls the commit needs, on one ``Location``."""
+    """The few calls the commit needs, on one ``Location``; each failure a user can meet is
+    a :class:`BucketError` naming the object (``s3://bucket/key``).
+
+    A backend for another store (GCS) implements the same methods; the versions, the commit
+    and the checks on what a bucket holds live above them, in
+    :mod:`corpusforge.release.objectstore`.
+    """
 
     def __init__(self, where: Location, client: Any) -> None:
         self.where = where
         self.client = client
 
+    @contextlib.contextmanager
+    def _failures(self, key: str) -> Iterator[None]:
+        """Turn a failure of the calls inside into one line naming ``key``."""
+        try:
+            yield
+        except BucketError:
+            raise
+        except Exception as exc:
+            endpoint = str(getattr(getattr(self.client, "meta", None), "endpoint_url", "?"))
+            cause = failure_in_words(exc, self.where.bucket, endpoint)
+            if cause is None:
+                raise
+            raise BucketError(f"{self.where.object_uri(key)}: {cause}") from None
+
     def get(self, key: str) -> tuple[bytes, str] | None:
         """The object's bytes and ETag, or None when it does not exist."""
-        try:
-            got = self.client.get_object(Bucket=self.where.bucket, Key=key)
-        except Exception as exc:
-            if error_code(exc) in ("NoSuchKey", "404", "NotFound"):
-                return None
-            raise
-        return got["Body"].read(), got["ETag"]
+        with self._failures(key):
+            try:
+                got = self.client.get_object(Bucket=self.where.bucket, Key=key)
+            except Exception as exc:
+                if error_code(exc) in ("NoSuchKey", "404", "NotFound"):
+                    return None
+                raise
+            return got["Body"].read(), str(got["ETag"])
 
     def put(self, key: str, data: bytes, **condition: str) -> str:
-        """Write an object; ``IfMatch`` / ``IfNoneMatch`` make it conditional. Its ETag."""
-        put = self.client.put_object(Bucket=self.where.bucket, Key=key, Body=data, **condition)
+        """Write an object; ``IfMatch`` / ``IfNoneMatch`` make it conditional. Its ETag.
+
+        A refused condition is raised as the client raised it (:func:`error_code` names it).
+        """
+        try:
+            put = self.client.put_object(Bucket=self.where.bucket, Key=key, Body=data, **condition)
+        except Exception as exc:
+            if error_code(exc) in CONDITION_FAILED:
+                raise
+            with self._failures(key):
+                raise
         return str(put["ETag"])
 
     def upload(self, path: str, key: str) -> None:
-        self.client.upload_file(path, self.where.bucket, key)
+        with self._failures(key):
+            self.client.upload_file(path, self.where.bucket, key)
 
     def download(self, key: str, path: str) -> None:
-        self.client.download_file(self.where.bucket, key, path)
+        with self._failures(key):
+            self.client.download_file(self.where.bucket, key, path)
+
+    def copy(self, source: str, key: str) -> None:
+        """Copy the object ``source`` to ``key`` on the server."""
+        with self._failures(key):
+            self.client.copy_object(
+                Bucket=self.where.bucket,
+                Key=key,
+                CopySource={"Bucket": self.where.bucket, "Key": source},
+            )
+
+    def objects(self, prefix: str) -> Iterator[tuple[str, datetime.datetime]]:
+        """Every object whose key starts with ``prefix``: its key and when the server last
+        wrote it (the server's clock)."""
+        with self._failures(prefix):
+            pages = self.client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.where.bucket, Prefix=prefix
+            )
+            for page in pages:
+                for item in page.get("Contents", []):
+                    yield item["Key"], item["LastModified"]
 
     def keys(self, prefix: str) -> Iterator[str]:
-        pages = self.client.get_paginator("list_objects_v2").paginate(
-            Bucket=self.where.bucket, Prefix=prefix
-        )
-        for page in pages:
-            for item in page.get("Contents", []):
-                yield item["Key"]
+        for key, _ in self.objects(prefix):
+            yield key
+
+    def now(self) -> datetime.datetime:
+        """The server's clock: the ``Date`` of its answer to a small listing."""
+        with self._failures(self.where.key()):
+            got = self.client.list_objects_v2(
+                Bucket=self.where.bucket, Prefix=self.where.key(), MaxKeys=1
+            )
+        date = got.get("ResponseMetadata", {}).get("HTTPHeaders", {}).get("date")
+        if not date:
+            return datetime.datetime.now(datetime.UTC)
+        return email.utils.parsedate_to_datetime(date)
 
     def folders(self, prefix: str) -> list[str]:
         """The names directly under ``prefix/``."""
-        pages = self.client.get_paginator("list_objects_v2").paginate(
-            Bucket=self.where.bucket, Prefix=prefix.rstrip("/") + "/", Delimiter="/"
-        )
         names = []
-        for page in pages:
-            for common in page.get("CommonPrefixes", []):
-                names.append(common["Prefix"].rstrip("/").rsplit("/", 1)[-1])
+        with self._failures(prefix):
+            pages = self.client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.where.bucket, Prefix=prefix.rstrip("/") + "/", Delimiter="/"
+            )
+            for page in pages:
+                for common in page.get("CommonPrefixes", []):
+                    names.append(common["Prefix"].rstrip("/").rsplit("/", 1)[-1])
         return sorted(names)
 
     def delete_prefix(self, prefix: str) -> int:
         keys = list(self.keys(prefix.rstrip("/") + "/"))
-        for at in range(0, len(keys), 1000):
-            batch = [{"Key": k} for k in keys[at : at + 1000]]
-            self.client.delete_objects(Bucket=self.where.bucket, Delete={"Objects": batch})
+        with self._failures(prefix):
+            for at in range(0, len(keys), 1000):
+                batch = [{"Key": k} for k in keys[at : at + 1000]]
+                self.client.delete_objects(Bucket=self.where.bucket, Delete={"Objects": batch})
         return len(keys)
+
+
+CONDITION_FAILED = ("PreconditionFailed", "412", "ConditionalRequestConflict")
+"""Error codes of a conditional write whose condition did not hold."""
