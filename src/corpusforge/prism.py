@@ -32,18 +32,27 @@ def built_prism() -> Path:
 
 
 def locate_prism(wanted_by: str = "Prism") -> Path:
-    """The Prism binary: ``$CORPUSFORGE_PRISM``, this checkout's build, or ``prism`` on PATH.
+    """The Prism binary: ``$CORPUSFORGE_PRISM`` where set (and nothing else then), this
+    checkout's build, or ``prism`` on PATH.
 
     Args:
         wanted_by: what asks for it, for the message (``--runner PrismRunner``).
 
     Raises:
-        PrismNotFoundError: none of them exists; the message says how to build one.
+        PrismNotFoundError: none of them exists, or ``$CORPUSFORGE_PRISM`` names no
+            executable; the message says how to build one.
     """
-    candidates: list[Path] = []
-    if os.environ.get(PRISM_ENV):
-        candidates.append(Path(os.environ[PRISM_ENV]))
-    candidates.append(built_prism())
+    given = os.environ.get(PRISM_ENV)
+    if given:  # the user's choice: never passed over for another binary
+        path = Path(given)
+        if path.is_file() and os.access(path, os.X_OK):
+            return path
+        raise PrismNotFoundError(
+            f"{wanted_by} needs the Prism runner, and ${PRISM_ENV} names {given}, which is "
+            "not an executable file: point it at the binary `bash scripts/prism.sh` builds "
+            "(build/tools/prism), or unset it"
+        )
+    candidates: list[Path] = [built_prism()]
     on_path = shutil.which("prism")
     if on_path:
         candidates.append(Path(on_path))

@@ -140,7 +140,24 @@ def inputs_and_beam_args(
         raise typer.Exit(code=2)
     if runner:
         args.append(f"--runner={runner}")
+    _check_prism(args)
     return words, args
+
+
+def _check_prism(args: list[str]) -> None:
+    """A Prism runner without its binary is one line naming how to build it, exit 2, before
+    the build creates anything (no draft beside ``--out``)."""
+    from corpusforge.beamflags import runner_flag
+    from corpusforge.prism import PrismNotFoundError, locate_prism, uses_prism
+
+    wanted = runner_flag(args)
+    if not uses_prism(wanted) or any(a.startswith("--prism_location") for a in args):
+        return
+    try:
+        locate_prism(f"--runner {wanted}")
+    except PrismNotFoundError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
 
 
 def where_manifest(out: str) -> str:
