@@ -10,7 +10,8 @@ A reader of the release sees the complete old release or the complete new one, n
 whenever the build is killed. Two backends implement :class:`ReleaseStore`:
 
 - :class:`LocalFolder` (a local path ``DIR``): the build writes a sibling draft folder
-  ``.DIR.draft``, holding a lock file ``.DIR.lock`` (``flock``; it names the holder's pid,
+  ``.DIR.draft`` (beside the folder ``DIR`` links to, if it is a symbolic link: the link is
+  kept), holding a lock file ``.DIR.lock`` (``flock``; it names the holder's pid,
   host and start time, and the kernel releases it when the holder dies, so a killed build's
   lock is taken over). The commit swaps the draft and ``DIR`` in one system call
   (``renameat2(RENAME_EXCHANGE)`` on Linux, ``renamex_np(RENAME_SWAP)`` on macOS), renames
@@ -133,10 +134,22 @@ def open_store(out: str, beam_args: Sequence[str] = ()) -> ReleaseStore:
     return LocalFolder(out)
 
 
-def sidecar(out: str, suffix: str) -> str:
-    """``.NAME.<suffix>`` next to the release ``out`` (a local path)."""
+def release_folder(out: str) -> str:
+    """The folder a local release ``out`` is: ``out`` made absolute, or, where ``out`` is a
+    symbolic link, the folder it points to, whose draft and swap the build makes (the link
+    stays a link, to the new release).
+
+    Args:
+        out: the release (``--out``), a local path.
+    """
     path = os.path.abspath(out)
-    parent, name = os.path.split(path)
+    return os.path.realpath(path) if os.path.islink(path) else path
+
+
+def sidecar(out: str, suffix: str) -> str:
+    """``.NAME.<suffix>`` next to the release ``out`` (a local path; next to the folder it
+    points to when it is a symbolic link)."""
+    parent, name = os.path.split(release_folder(out))
     return os.path.join(parent, f".{name}.{suffix}")
 
 
@@ -187,7 +200,7 @@ class LocalFolder:
     """
 
     def __init__(self, out: str) -> None:
-        self.target = os.path.abspath(out)
+        self.target = release_folder(out)
         self.draft = sidecar(out, "draft")
         self.lock_path = sidecar(out, "lock")
         self.old = sidecar(out, "old")
