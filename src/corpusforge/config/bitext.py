@@ -42,6 +42,7 @@ from corpusforge.pairing.filters import (
     ParaphraseFilterConfig,
 )
 from corpusforge.sources.opus.formats import OpusFormat
+from corpusforge.sources.opus.names import safe_dataset
 from corpusforge.sources.opus.tsv import TsvLayout
 from corpusforge.sources.paranmt.parse import DATASET as PARANMT_DATASET
 from corpusforge.text.langid import normalize_lang
@@ -85,11 +86,11 @@ def _check_common(config: BitextConfig | ParaphraseConfig) -> None:
     check_memory_limit(config.memory_limit)
     if config.lid_model is not None and not config.lid_model:
         raise FlagError("lid_model", "must be a path, or left out for the bundled lid.176.ftz")
-    if config.dataset is not None and (
-        not config.dataset.strip() or "/" in config.dataset or "\\" in config.dataset
-    ):
+    if config.dataset is not None and safe_dataset(config.dataset) != config.dataset:
         raise FlagError(
-            "dataset", f"must be a non-empty name without slashes, got {config.dataset!r}"
+            "dataset",
+            "must be a name of letters, digits, '.', '_' and '-' (it names the "
+            f"pairs/<dataset>/ folder), got {config.dataset!r}",
         )
 
 

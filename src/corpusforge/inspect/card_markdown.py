@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -121,10 +122,14 @@ def render_card(
     ]
     for ds_name, ds in datasets.items():
         folder = os.path.dirname(ds["files"][0]) if ds.get("files") else f"pairs/{ds_name}"
-        out += [f"- config_name: {ds_name}"]
+        out += [f"- config_name: {_yaml_name(ds_name)}"]
         if ds_name == "all":
             out += ["  default: true"]
-        out += ["  data_files:", "  - split: train", f'    path: "{folder}/*.parquet"']
+        out += [
+            "  data_files:",
+            "  - split: train",
+            f"    path: {json.dumps(f'{folder}/*.parquet', ensure_ascii=False)}",
+        ]
     out += ["---", ""]
 
     out += [f"# {title}", ""]
@@ -160,6 +165,16 @@ def _summary(manifest: Mapping[str, Any], total: int, twitter: bool) -> list[str
         "`positive`. Tweets of the held-out ranking benchmarks are kept out of every "
         "training pair, by id and by cleaned text.",
     ]
+
+
+def _yaml_name(name: str) -> str:
+    """A dataset's name in the card's YAML header: as it is when plain, else quoted (a name
+    from a hostile file name, a manifest written by hand)."""
+    return (
+        name
+        if re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._-]*", name)
+        else json.dumps(name, ensure_ascii=False)
+    )
 
 
 def _contents(manifest: Mapping[str, Any], datasets: Mapping[str, Any], twitter: bool) -> list[str]:

@@ -14,6 +14,9 @@ from corpusforge.sources.opus.streams import file_name, strip_compression
 from corpusforge.text.langid import is_lang_code, known_lang, normalize_lang
 
 UNKNOWN_DATASET = "unknown"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+"""What a dataset name may not hold: the rule of ``release.layout.folder_name``, so that a
+pair's ``dataset`` column names its ``pairs/<dataset>/`` folder as it is."""
 # opus_get's local names: {corpus}_{release}_{preprocessing}_{l1}-{l2}.{ext}
 _OPUS_GET = re.compile(
     r"^(?P<corpus>.+?)_(?P<release>v[0-9][^_]*|latest)_(?P<pre>xml|tmx|moses|raw|parsed)_"
@@ -94,9 +97,24 @@ def infer_dataset(uri: str) -> str:
 
     ``RF_v1_tmx_de-en.tmx.gz`` -> ``RF``; ``WikiMatrix.de-en.tsv.gz`` -> ``WikiMatrix``;
     ``tatoeba.deu-eng.deu`` -> ``tatoeba``; ``TED2020-en-de-train.tsv.gz`` -> ``TED2020``;
-    ``RF-tokenized.en`` -> ``RF-tokenized``; ``de-en.tmx.gz`` -> ``unknown``.
+    ``RF-tokenized.en`` -> ``RF-tokenized``; ``de-en.tmx.gz`` -> ``unknown``. Characters other
+    than ``A-Za-z0-9._-`` (a space, a newline) become ``_``, as in the pairs' folder name:
+    ``My\nCorpus.de-en.tsv`` -> ``My_Corpus``.
     """
-    name = strip_compression(file_name(uri))
+    return safe_dataset(_named_corpus(strip_compression(file_name(uri))))
+
+
+def safe_dataset(name: str) -> str:
+    """``name`` as a dataset name that is also its folder name (``release.layout``'s rule):
+    characters other than ``A-Za-z0-9._-`` become ``_``, leading dots go.
+
+    Args:
+        name: the corpus name a file name carries.
+    """
+    return _UNSAFE.sub("_", name).lstrip(".") or UNKNOWN_DATASET
+
+
+def _named_corpus(name: str) -> str:
     match = _OPUS_GET.match(name)
     if match:
         return match.group("corpus")
