@@ -84,38 +84,49 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+def start_versitygw(root: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+    """versitygw serving ``root`` on ``127.0.0.1:port``, once it accepts connections."""
     binary = versitygw_binary()
-    root = tmp_path_factory.mktemp("s3") / "buckets"
-    root.mkdir()
-    log = root.parent / "versitygw.log"
-    port = free_port()
-    with log.open("wb") as out:
+    with log.open("ab") as out:
         proc = subprocess.Popen(
             [str(binary), "--port", f"127.0.0.1:{port}", "--access", ACCESS, "--secret", SECRET,
              "posix", str(root)],
             stdout=out,
             stderr=subprocess.STDOUT,
         )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                stop(proc)
+                tail = log.read_text()[-2000:]
+                raise RuntimeError(f"versitygw did not start: {tail}") from None
+            time.sleep(0.1)
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    tail = log.read_text()[-2000:]
-                    raise RuntimeError(f"versitygw did not start: {tail}") from None
-                time.sleep(0.1)
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    root = tmp_path_factory.mktemp("s3") / "buckets"
+    root.mkdir()
+    log = root.parent / "versitygw.log"
+    port = free_port()
+    proc = start_versitygw(root, port, log)
+    try:
         yield S3Server(f"http://127.0.0.1:{port}", root, log)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
 
 
 @pytest.fixture
