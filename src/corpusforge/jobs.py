@@ -14,6 +14,7 @@ job: builds publish only after their jobs end ``DONE``.
 from __future__ import annotations
 
 import logging
+import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -36,6 +37,40 @@ class JobFailed(RuntimeError):
         self.runner = runner
         self.reason = reason
         super().__init__(f"the Beam job failed on {runner}: {reason}; nothing was published")
+
+
+class WorkerDied(JobFailed):
+    """A worker process of the local engine that ended before its work was done (killed,
+    out of memory); ``str()`` is one line naming the worker and how it ended.
+
+    Args:
+        worker: what the worker did, with its article: ``a bitext filter worker``.
+        pid: its process id, if known.
+        exitcode: its exit code as :mod:`multiprocessing` reports it (``-N``: killed by
+            signal ``N``), if known.
+    """
+
+    def __init__(self, worker: str, pid: int | None, exitcode: int | None) -> None:
+        self.worker = worker
+        self.pid = pid
+        self.exitcode = exitcode
+        self.runner = "the local engine"
+        self.reason = how_it_ended(exitcode)
+        who = worker if pid is None else f"{worker} (pid {pid})"
+        RuntimeError.__init__(self, f"{who} {self.reason}; nothing published")
+
+
+def how_it_ended(exitcode: int | None) -> str:
+    """How a process with ``exitcode`` ended, in words: ``was killed by SIGKILL``."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        return f"was killed by {name}"
+    if exitcode:
+        return f"exited with code {exitcode}"
+    return "stopped before its work was done"
 
 
 def _runner_name(options: PipelineOptions) -> str | None:

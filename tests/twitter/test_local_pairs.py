@@ -19,8 +19,10 @@ from corpusforge.builds import twitter_pairs
 from corpusforge.builds.twitter import build
 from corpusforge.builds.twitter_pairs import pair_engine
 from corpusforge.config.twitter import TwitterConfig
+from corpusforge.jobs import WorkerDied
 from corpusforge.local import chosen, tweet_rows
 from corpusforge.local import pairs as local_pairs
+from corpusforge.local import workers as local_workers
 from corpusforge.local.chosen import pair_table
 from corpusforge.local.pairs import PairRows, PairSettings, pair_tweets
 from corpusforge.local.spill import partition_of
@@ -125,13 +127,13 @@ def test_same_release_with_partitions_on_worker_processes(
     """Partitions built and looked at in two forked workers, results taken in order here."""
     pools: list[int] = []
 
-    class CountedPool(local_pairs.ProcessPoolExecutor):
+    class CountedPool(local_workers.ProcessPoolExecutor):
         def __init__(self, workers: int, **kwargs: Any) -> None:
             pools.append(workers)
             super().__init__(workers, **kwargs)
 
     monkeypatch.setattr(local_pairs, "ROWS_PER_WORKER", 1)
-    monkeypatch.setattr(local_pairs, "ProcessPoolExecutor", CountedPool)
+    monkeypatch.setattr(local_workers, "ProcessPoolExecutor", CountedPool)
     archive = tmp_path / "twitter-stream-2021-01-01.zip"
     write_synthetic_archive(archive, tweets=3000, layout="zip-2020", seed=6)
     config = TwitterConfig(
@@ -148,8 +150,6 @@ def test_same_release_with_partitions_on_worker_processes(
 def test_a_pair_worker_that_dies_fails_the_stage(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from concurrent.futures.process import BrokenProcessPool
-
     tweet_files, _ = _extracts(tmp_path, seed=3)
     settings = PairSettings(profile=get_profile("paper"), min_chars=20, langs=("en",), seed=0)
     here = os.getpid()
@@ -162,8 +162,10 @@ def test_a_pair_worker_that_dies_fails_the_stage(
 
     monkeypatch.setattr(local_pairs._Nodes, "conversations", killed)
     monkeypatch.setattr(local_pairs, "ROWS_PER_WORKER", 1)
-    with pytest.raises(BrokenProcessPool):
+    with pytest.raises(WorkerDied) as died:
         pair_tweets(tweet_files, [], settings, partitions=2, workers=2)
+    assert str(died.value).startswith("a Twitter pair worker (pid ")
+    assert str(died.value).endswith(") exited with code 9; nothing published")
 
 
 @pytest.mark.slow

@@ -39,6 +39,7 @@ import os
 import shutil
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,9 +47,9 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.ipc
 
-from corpusforge.local.machine import process_context
 from corpusforge.local.shards import FrameShards
 from corpusforge.local.spill import read_arrow
+from corpusforge.local.workers import worker_pool
 from corpusforge.pairing.candidates import (
     Candidate,
     Dropped,
@@ -348,7 +349,8 @@ def _candidate_schema(pair_schema: SchemaRef) -> pa.Schema:
 def _filtered(
     job: PairJob, batches: Iterator[list[tuple[Any, ...]]]
 ) -> Iterator[tuple[pa.Table, Counter[CountKey]]]:
-    """Each batch filtered, in order: in this process with one worker, else in a pool."""
+    """Each batch filtered, in order: in this process with one worker, else in a pool
+    (a worker that dies ends the build: :class:`~corpusforge.jobs.WorkerDied`)."""
     if job.workers <= 1:
         _start_worker(job)
         try:
@@ -356,14 +358,19 @@ def _filtered(
         finally:
             _worker.clear()
         return
-    with process_context().Pool(job.workers, initializer=_start_worker, initargs=(job,)) as pool:
-        pending: deque[Any] = deque()
+    worker = _WORKER[job.kind]
+    with worker_pool(worker, job.workers, initializer=_start_worker, initargs=(job,)) as pool:
+        pending: deque[Future[tuple[pa.Table, Counter[CountKey]]]] = deque()
         for batch in batches:
-            pending.append(pool.apply_async(_filter_batch, (batch,)))
+            pending.append(pool.submit(_filter_batch, batch))
             if len(pending) >= IN_FLIGHT_PER_WORKER * job.workers:
-                yield pending.popleft().get()
+                yield pending.popleft().result()
         while pending:
-            yield pending.popleft().get()
+            yield pending.popleft().result()
+
+
+_WORKER = {"bitext": "a bitext filter worker", "paraphrase": "a ParaNMT filter worker"}
+"""Each job kind's filter worker, as an error names it."""
 
 
 # -- 3. deduplicate and cap --------------------------------------------------------------

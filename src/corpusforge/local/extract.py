@@ -46,9 +46,10 @@ import polars as pl
 import pyarrow as pa
 
 from corpusforge import progress
-from corpusforge.local.machine import process_context, release_unused_memory
+from corpusforge.local.machine import release_unused_memory
 from corpusforge.local.shards import FrameShards
 from corpusforge.local.spill import PartitionWriter, read_partition
+from corpusforge.local.workers import dead_worker, start_worker, worker_context
 from corpusforge.release.io import COUNTS, FILES, ensure_dir, file_list, join, write_json
 from corpusforge.schemas import DEAD_LETTER, DELETE, TWEET, arrow_schema
 from corpusforge.sinks.shards import placement
@@ -73,6 +74,8 @@ MERGE_BYTES_PER_ARCHIVE_BYTE = 4.0
 archives, ``benchmarks/RESULTS.md``): sizes partitions under ``--memory-limit``."""
 WORKER_BYTES = 200 * 2**20
 """A read worker's own memory: one member's decoder and a batch of rows of each kind."""
+EXTRACT_WORKER = "a Twitter extract worker"
+"""A read worker, as an error names it."""
 
 _SEQ = pa.field("_seq", pa.uint64())
 _PLACE = pa.field("_place", pa.uint64())
@@ -258,9 +261,10 @@ def _pool_read(
     """Read ``members`` on ``workers`` processes; each result as it comes.
 
     A worker that raises sends its traceback and the read fails with it; one that dies
-    without a word (killed, out of memory) fails the read too, never hangs it.
+    without a word (killed, out of memory) fails the read too, within a second, with
+    :class:`~corpusforge.jobs.WorkerDied`, never hangs it. Leaving stops the workers.
     """
-    context = process_context()
+    context = worker_context()
     tasks = context.Queue()
     results = context.Queue()
     for item in members:
@@ -277,15 +281,12 @@ def _pool_read(
     running = workers
     try:
         while running:
+            died = dead_worker(EXTRACT_WORKER, procs)
+            if died is not None:
+                raise died
             try:
                 kind, payload = results.get(timeout=1.0)
             except queue.Empty:
-                dead = [p for p in procs if p.exitcode not in (None, 0)]
-                if dead:
-                    raise RuntimeError(
-                        f"an extract worker died (exit code {dead[0].exitcode}) "
-                        "before finishing its members"
-                    ) from None
                 continue
             if kind == "member":
                 yield payload
@@ -305,6 +306,7 @@ def _pool_read(
 def _work(job: ExtractJob, writer: int, tasks: Any, results: Any) -> None:
     """A read worker: members from ``tasks`` until ``None``; each member's counts to
     ``results``, then ``done`` (or ``error`` with the traceback)."""
+    start_worker()
     try:
         for done in _read_members(job, writer, iter(tasks.get, None)):
             results.put(("member", done))

@@ -37,7 +37,7 @@ import shutil
 import tempfile
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
@@ -49,6 +49,7 @@ from corpusforge.local.chosen import BenchmarkChoice, PairRows, pair_table, summ
 from corpusforge.local.machine import process_context, release_unused_memory
 from corpusforge.local.spill import PAIR_SPILL_ROWS, partition_of, read_arrow, write_arrow
 from corpusforge.local.tweet_rows import BYTES_PER_LINK_ROW, MAX_PARTITIONS, TweetRows
+from corpusforge.local.workers import worker_pool
 from corpusforge.pairing.benchmarks import BENCHMARKS, BenchmarkConfig
 from corpusforge.pairing.conversations import (
     Conversation,
@@ -70,6 +71,8 @@ ROWS_PER_WORKER = 25_000
 its own work (the spread, conversation files, pickled summaries): at 79k records (the 400k
 zip) two workers take the time of one; the gain comes with several partitions' worth
 (``benchmarks/RESULTS.md``)."""
+PAIR_WORKER = "a Twitter pair worker"
+"""A partition's worker process, as an error names it."""
 BYTES_PER_PARTITION_RECORD = 1_500
 """Peak memory per conversation record of the partition being built (measured: one partition
 of 194k records took 567 MB, of 729k records 1,252 MB, ``benchmarks/RESULTS.md``)."""
@@ -443,12 +446,9 @@ class _Partitions:
             return
         gc.freeze()  # the workers' collections leave what they inherit unwritten: shared
         try:
-            with ProcessPoolExecutor(
-                self._workers,
-                mp_context=process_context(),
-                initializer=_set_task,
-                initargs=(task,),
-            ) as pool:  # a worker that dies fails the stage (BrokenProcessPool), never hangs it
+            with worker_pool(
+                PAIR_WORKER, self._workers, initializer=_set_task, initargs=(task,)
+            ) as pool:  # a worker that dies fails the stage (WorkerDied), never hangs it
                 pending: deque[Future[T]] = deque()
                 for p in range(self._n):
                     pending.append(pool.submit(_run_task, p))

@@ -16,11 +16,12 @@ balance) with the draft abandoned and the current release unchanged.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from apache_beam.metrics.metric import MetricsFilter
@@ -165,12 +166,24 @@ def build(run: RunBuild, config: Any, beam_args: list[str] | None = None) -> dic
     Raises:
         InputError: no input yielded a pair (nothing published).
         AccountingError: the accounting does not balance (nothing published).
+        JobFailed: the runner failed the job, or a local worker died (nothing published).
     """
     beam_args = list(beam_args or [])
     store = open_store(config.out, beam_args)
-    with store.locked():
+    with store.locked(), abandoned_on_failure(store):
         manifest = run(config, beam_args, store)
     return require_manifest(manifest, config.out)
+
+
+@contextlib.contextmanager
+def abandoned_on_failure(store: ReleaseStore) -> Iterator[None]:
+    """Abandon ``store``'s draft when the body fails, whatever the reason (Ctrl-C and
+    ``SIGTERM`` included): nothing is published and the current release stays as it was."""
+    try:
+        yield
+    except BaseException:
+        store.abandon()
+        raise
 
 
 def run_entry_point(
@@ -194,7 +207,7 @@ def run_entry_point(
         flags, beam_args = options.split(argv)
         config = flags.to_config()
         store = open_store(config.out, beam_args)
-        with store.locked():
+        with store.locked(), abandoned_on_failure(store):
             manifest = run(config, beam_args, store)
     except JobFailed as exc:  # the runner's failure, not the input's
         print(f"error: {exc}", file=sys.stderr)

@@ -1,0 +1,197 @@
+"""A dying worker never hangs or loses a run (issue 36): one worker of each kind of the local
+engine (a bitext filter worker, a Twitter extract worker, a Twitter pair worker) is killed
+with SIGKILL in a real build over a previous release. The build ends by itself, exit 1, in one
+line naming the worker and the signal; no draft, no lock and no spill folder is left, and the
+previous release is byte for byte what it was.
+
+The kill does not depend on timing: the test waits until the build has a child process (the
+builds fork nothing but their workers) and kills it at once, whatever the worker is doing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from corpusforge.synth.twitter import write_synthetic_archive
+
+REPO = Path(__file__).resolve().parents[2]
+ENDS_WITHIN = 120
+"""Seconds a build is given to end after its worker is killed: generous; a hang fails."""
+
+CLI = """
+import sys
+import corpusforge.local.pairs
+
+corpusforge.local.pairs.ROWS_PER_WORKER = int(sys.argv[1])
+sys.argv = ["corpusforge", *sys.argv[2:]]
+from corpusforge.cli import main
+
+main()
+"""
+"""``corpusforge ARGS...`` with the pair stage's ``ROWS_PER_WORKER`` set by the test (the
+first argument): 1 starts pair workers for a few thousand tweets."""
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:  # the thread ended
+            continue
+    return found
+
+
+def _kill_a_worker(tmp_path: Path, args: list[str], rows_per_worker: int = 25_000) -> tuple:
+    """Run ``corpusforge ARGS``, SIGKILL its first child process, wait for it to end; its
+    exit code, its stderr and the pid killed."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    err_path = tmp_path / "stderr.txt"
+    with err_path.open("w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CLI, str(rows_per_worker), *args],
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env={**os.environ, "TMPDIR": str(temp)},
+        )
+        try:
+            victim = None
+            deadline = time.monotonic() + ENDS_WITHIN
+            while victim is None and proc.poll() is None and time.monotonic() < deadline:
+                children = _children(proc.pid)
+                if children:
+                    victim = children[0]
+                    os.kill(victim, signal.SIGKILL)
+                else:
+                    time.sleep(0.002)
+            assert victim is not None, "the build started no worker: " + err_path.read_text()
+            code = proc.wait(timeout=ENDS_WITHIN)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert list(temp.iterdir()) == [], "a spill folder was left in the temporary folder"
+    return code, err_path.read_text(), victim
+
+
+def _build(args: list[str]) -> None:
+    """``corpusforge ARGS``, which must succeed."""
+    done = subprocess.run(
+        [sys.executable, "-c", CLI, "25000", *args],
+        capture_output=True,
+        text=True,
+        timeout=ENDS_WITHIN,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _assert_died_cleanly(code: int, stderr: str, victim: int, worker: str, out: Path) -> None:
+    """Exit 1, one line naming the worker, its pid and SIGKILL; only the old release left."""
+    lines = stderr.strip().splitlines()
+    assert code == 1, stderr
+    assert "Traceback" not in stderr
+    assert lines[-1] == f"error: {worker} (pid {victim}) was killed by SIGKILL; nothing published"
+    assert [line for line in lines if line.startswith("error:")] == [lines[-1]]
+    assert sorted(p.name for p in out.parent.iterdir()) == [out.name]  # no draft, no lock
+
+
+# -- the Twitter workers ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def archives(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """Two small archives of four members each."""
+    folder = tmp_path_factory.mktemp("in")
+    paths = []
+    for day, seed in ((1, 3), (2, 4)):
+        path = folder / f"twitter-stream-2021-01-0{day}.zip"
+        write_synthetic_archive(path, tweets=3_000, layout="zip-2020", seed=seed)
+        paths.append(str(path))
+    return paths[0], paths[1]
+
+
+@pytest.fixture(scope="module")
+def twitter_release(archives: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The previous release: the first archive, built as the tests build."""
+    out = tmp_path_factory.mktemp("previous") / "release"
+    _build(["twitter", "build", archives[0], "--out", str(out), "--benchmark-queries", "3"])
+    return out
+
+
+def _previous(release: Path, tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    out = tmp_path / "out" / "release"
+    shutil.copytree(release, out)
+    return out, _digests(out)
+
+
+def test_a_killed_twitter_extract_worker_ends_the_build(
+    archives: tuple[str, str], twitter_release: Path, tmp_path: Path
+) -> None:
+    out, before = _previous(twitter_release, tmp_path)
+    args = ["twitter", "build", *archives, "--out", str(out), "--workers", "2"]
+    args += ["--benchmark-queries", "3"]  # the second archive is extracted by two workers
+    code, stderr, victim = _kill_a_worker(tmp_path, args)
+    _assert_died_cleanly(code, stderr, victim, "a Twitter extract worker", out)
+    assert _digests(out) == before
+
+
+def test_a_killed_twitter_pair_worker_ends_the_build(
+    archives: tuple[str, str], twitter_release: Path, tmp_path: Path
+) -> None:
+    out, before = _previous(twitter_release, tmp_path)
+    args = ["twitter", "build", archives[0], "--out", str(out), "--workers", "2"]
+    args += ["--benchmark-queries", "3", "--pair-partitions", "8"]  # extracts reused
+    code, stderr, victim = _kill_a_worker(tmp_path, args, rows_per_worker=1)
+    _assert_died_cleanly(code, stderr, victim, "a Twitter pair worker", out)
+    assert _digests(out) == before
+
+
+# -- the bitext filter workers -----------------------------------------------------------
+
+GERMAN = "der die das und ist nicht ein Haus Garten Blume heute morgen wir gehen sehen"
+ENGLISH = "the a and is not house garden flower today tomorrow we go see nice big"
+
+
+def _moses(folder: Path, lines: int) -> list[str]:
+    """A German-English Moses pair of ``lines`` lines (words chosen by the line number)."""
+    folder.mkdir(parents=True)
+    paths = [folder / "words.de-en.de", folder / "words.de-en.en"]
+    for path, language in zip(paths, (GERMAN, ENGLISH), strict=True):
+        words = language.split()
+        n = len(words)
+        text = "".join(
+            " ".join(words[(i * 7 + k * k) % n] for k in range(8)) + f" {i}\n" for i in range(lines)
+        )
+        path.write_text(text, encoding="utf-8")
+    return [str(p) for p in paths]
+
+
+def test_a_killed_bitext_filter_worker_ends_the_build(tmp_path: Path) -> None:
+    out = tmp_path / "out" / "release"
+    small = _moses(tmp_path / "small", 200)
+    _build(["bitext", "build", *small, "--out", str(out)])
+    before = _digests(out)
+    big = _moses(tmp_path / "big", 40_000)  # batches for a while on two workers
+    args = ["bitext", "build", *big, "--out", str(out), "--workers", "2"]
+    code, stderr, victim = _kill_a_worker(tmp_path, args)
+    _assert_died_cleanly(code, stderr, victim, "a bitext filter worker", out)
+    assert _digests(out) == before
