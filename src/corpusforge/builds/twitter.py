@@ -21,8 +21,9 @@ hashes the inputs, runs them, sums their counts and publishes through the releas
 (:mod:`corpusforge.release`): the accounting is checked before anything is published, and
 the new release is written into a draft next to ``DIR`` and swapped in whole
 (:mod:`corpusforge.release.publish`): killed at any moment, or stopped by an unbalanced
-accounting, it leaves ``DIR`` holding the old release or the new one, never a mix, and the
-next build reuses the extracts a killed build finished. Paths in ``_files.json`` and the
+accounting, it leaves ``DIR`` holding the old release or the new one, never a mix. A build
+that fails removes its draft; the next build reuses the extracts that a build killed outright
+(``SIGKILL``) finished. Paths in ``_files.json`` and the
 manifest are relative to the release, so a release can be moved or copied and rebuilt in
 place from any working directory.
 """
@@ -53,7 +54,6 @@ from corpusforge.release import layout
 from corpusforge.release.accounting import (
     TWITTER_KIND,
     Accounting,
-    AccountingError,
     twitter_accounting,
 )
 from corpusforge.release.io import (
@@ -107,6 +107,10 @@ def build(
 
     The build holds the release's lock, writes the new release into a draft and swaps it in
     once its accounting balances and its manifest (and ``finish_draft``'s files) are written.
+    A build that fails, whatever the reason (Ctrl-C and ``SIGTERM`` included), removes its
+    draft and lock and leaves the current release as it was; only a build killed outright
+    (``SIGKILL``), which cannot clean up, leaves a draft, whose finished extracts the next
+    build reuses.
 
     Args:
         config: validated configuration.
@@ -119,20 +123,21 @@ def build(
         ReleaseError: ``config.out`` cannot take a release, or another build holds it.
         AccountingError: the accounting does not balance (nothing published: the current
             release stays).
+        WorkerDied: a worker process of the local engine died (nothing published).
     """
     beam_args = list(beam_args or [])
     store = open_store(config.out, beam_args)
     uris = expand_inputs(config.inputs, exclude=[config.out, *sidecars(config.out)])
     with store.locked():
-        root = store.begin(rebuilt=REBUILT)
         try:
+            root = store.begin(rebuilt=REBUILT)
             manifest, accounting = _build_into(
                 dataclasses.replace(config, out=root), beam_args, uris
             )
             local = finish_draft if not is_uri(root) else None
             progress.stage("commit")
             publish(store, root, manifest, accounting, before_commit=local)
-        except (NothingRead, AccountingError):
+        except BaseException:  # a failure, Ctrl-C, SIGTERM: the draft goes, the release stays
             store.abandon()
             raise
     return manifest
