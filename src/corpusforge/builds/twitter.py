@@ -42,8 +42,8 @@ from corpusforge.builds.twitter_extract import (
     InputArchive,
     describe_input,
     extract_batches,
-    extract_is_complete,
     read_extract_files,
+    reusable_extract,
     run_extract,
 )
 from corpusforge.builds.twitter_pairs import run_pairs
@@ -70,7 +70,7 @@ from corpusforge.release.io import (
     release_config,
 )
 from corpusforge.release.manifest import assemble, file_entries, publish, software_versions
-from corpusforge.release.publish import open_store, sidecars
+from corpusforge.release.publish import LocalFolder, ReleaseStore, open_store, sidecars
 from corpusforge.release.staging import empty_shard, place_staged
 from corpusforge.schemas import (
     BENCHMARK,
@@ -132,7 +132,7 @@ def build(
         try:
             root = store.begin(rebuilt=REBUILT)
             manifest, accounting = _build_into(
-                dataclasses.replace(config, out=root), beam_args, uris
+                dataclasses.replace(config, out=root), beam_args, uris, _current_manifest(store)
             )
             local = finish_draft if not is_uri(root) else None
             progress.stage("commit")
@@ -143,16 +143,42 @@ def build(
     return manifest
 
 
+def _current_manifest(store: ReleaseStore) -> dict[str, Any] | None:
+    """The manifest of the local release whose extracts the draft carries (the current
+    release, or on ``s3://`` the local copy of the last version built here): the record
+    that vouches for them. ``None`` for a first build or a draft in a bucket."""
+    folder = store.target if isinstance(store, LocalFolder) else getattr(store, "published", "")
+    if not folder or is_uri(folder):
+        return None
+    try:
+        doc = read_json(join(folder, layout.MANIFEST_NAME))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
 def _build_into(
-    config: TwitterConfig, beam_args: list[str], uris: list[str]
+    config: TwitterConfig,
+    beam_args: list[str],
+    uris: list[str],
+    published: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], Accounting]:
     """The build, with ``config.out`` the folder it writes (the draft of a local release);
-    the manifest it will publish and its accounting."""
+    the manifest it will publish and its accounting.
+
+    Args:
+        config: the build's settings, ``out`` the draft.
+        beam_args: Beam pipeline flags.
+        uris: the input archives.
+        published: the manifest of the release the draft's extracts were carried from; an
+            extract it published is reused only if its files are as it records them
+            (:func:`~corpusforge.builds.twitter_extract.reusable_extract`).
+    """
     log.info("%d input archives", len(uris))
     progress.stage("hash inputs")
     archives = [describe_input(uri, config) for uri in uris]
     folders = {a.uri: join(config.out, layout.TWEETS, a.extract) for a in archives}
-    todo = [a for a in archives if not extract_is_complete(folders[a.uri])]
+    todo = [a for a in archives if not reusable_extract(config.out, a, published)]
     log.info("extracting %d archives, reusing %d", len(todo), len(archives) - len(todo))
     progress.archives_planned(len(todo))
     progress.stage("extract")
