@@ -27,6 +27,7 @@ from corpusforge.pairing.benchmarks import BenchmarkConfig
 from corpusforge.release.io import file_digest
 from corpusforge.schemas import TWEET, arrow_schema
 from corpusforge.synth.twitter import write_synthetic_archive
+from tests.s3.conftest import S3Server, s3, s3_server  # noqa: F401 (the server fixtures)
 
 PLANTED = "planted by someone else"
 BENCH = BenchmarkConfig(queries=5)
@@ -55,7 +56,7 @@ def release(built: Path, tmp_path: Path) -> Path:
     return out
 
 
-def _build(archive: str, out: Path) -> dict[str, Any]:
+def _build(archive: str, out: Path | str) -> dict[str, Any]:
     return build(TwitterConfig(inputs=(archive,), out=str(out), benchmarks=BENCH))
 
 
@@ -242,3 +243,24 @@ def test_a_forged_record_naming_another_archive_is_refused(
     manifest = _build(archive, out)
     _warned(caplog, folder, f"_SUCCESS names another archive ({field} {value}")
     _assert_clean(out, manifest)
+
+
+@pytest.mark.s3
+def test_an_altered_extract_in_the_local_copy_of_a_bucket_release_is_extracted_again(
+    s3: S3Server,  # noqa: F811 (the fixture imported above)
+    archive: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An ``s3://`` build carries the extracts of the local copy of the last version it
+    published (under the drafts folder); that copy's manifest vouches for them."""
+    from corpusforge.release import objectstore
+
+    uri = f"{s3.bucket('planted')}/release"
+    _build(archive, uri)
+    (copy,) = Path(objectstore.drafts_root()).glob("*/last")
+    folder = _extract(copy)
+    _plant(folder / SHARD)
+    _build(archive, uri)
+    _warned(caplog, folder, f"{SHARD} changed since it was written (sha256 ")
+    published = Path(objectstore.local_copy(uri))
+    _assert_clean(published, json.loads((published / "manifest.json").read_text()))
