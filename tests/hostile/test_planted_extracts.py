@@ -20,7 +20,12 @@ import pytest
 
 from corpusforge.builds import twitter as twitter_build
 from corpusforge.builds.twitter import build
-from corpusforge.builds.twitter_extract import InputArchive, extract_is_complete, seal_extract
+from corpusforge.builds.twitter_extract import (
+    InputArchive,
+    extract_is_complete,
+    extract_problem,
+    seal_extract,
+)
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.inspect.validate import validate_release
 from corpusforge.pairing.benchmarks import BenchmarkConfig
@@ -79,8 +84,9 @@ def _reseal(folder: Path, **forged: Any) -> None:
     of the files now there, and a ``_SUCCESS`` sealing it (with ``forged`` fields)."""
     files = json.loads((folder / "_files.json").read_text())
     for info in files:
-        size, sha = file_digest(str(folder.parents[1] / info["path"]))
-        info.update(bytes=size, sha256=sha)
+        if (folder.parents[1] / info["path"]).is_file():
+            size, sha = file_digest(str(folder.parents[1] / info["path"]))
+            info.update(bytes=size, sha256=sha)
     (folder / "_files.json").write_text(json.dumps(files))
     was = json.loads((folder / "_SUCCESS").read_text())
     seal_extract(
@@ -264,3 +270,25 @@ def test_an_altered_extract_in_the_local_copy_of_a_bucket_release_is_extracted_a
     _warned(caplog, folder, f"{SHARD} changed since it was written (sha256 ")
     published = Path(objectstore.local_copy(uri))
     _assert_clean(published, json.loads((published / "manifest.json").read_text()))
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "tweets/{x}/tweets/../../../manifest.json",
+        "dead_letter/{x}/./../../manifest.json",
+        "/elsewhere/manifest.json",
+    ],
+)
+def test_a_record_listing_a_file_outside_its_extract_is_refused(release: Path, path: str) -> None:
+    """A sealed ``_files.json`` that points the pair stage at a file outside the extract
+    (here the release's own manifest, whose sha256 it records truly)."""
+    folder = _extract(release)
+    files = json.loads((folder / "_files.json").read_text())
+    files.append({"path": path.format(x=folder.name), "rows": 1, "bytes": 0, "sha256": ""})
+    (folder / "_files.json").write_text(json.dumps(files))
+    _reseal(folder)
+    (entry,) = json.loads((release / "manifest.json").read_text())["inputs"]
+    archive = InputArchive("", entry["name"], entry["bytes"], entry["sha256"], folder.name)
+    problem = extract_problem(str(release), archive)
+    assert problem is not None and "is outside the extract" in problem, problem
