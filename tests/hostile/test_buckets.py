@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from corpusforge.release import objectstore
+from corpusforge.release import bucketnames, objectstore
 from corpusforge.release.private import private_folder
 from corpusforge.release.publish import ReleaseError
 from corpusforge.release.s3 import Location
@@ -41,8 +41,8 @@ def pointer(**changes: Any) -> dict[str, Any]:
 
 
 def test_a_pointer_as_a_build_writes_it_is_followed() -> None:
-    objectstore.check_pointer(pointer(), POINTER_URI)
-    assert objectstore.is_version_id(objectstore.new_version_id())
+    bucketnames.check_pointer(pointer(), POINTER_URI)
+    assert bucketnames.is_version_id(objectstore.new_version_id())
 
 
 @pytest.mark.parametrize(
@@ -62,7 +62,7 @@ def test_a_pointer_as_a_build_writes_it_is_followed() -> None:
 )
 def test_a_pointer_naming_anything_else_is_refused(changes: dict[str, Any], field: str) -> None:
     with pytest.raises(ReleaseError) as refused:
-        objectstore.check_pointer(pointer(**changes), POINTER_URI)
+        bucketnames.check_pointer(pointer(**changes), POINTER_URI)
     message = str(refused.value)
     assert message.startswith(f"{POINTER_URI}: {field}"), message
     assert "\n" not in message
@@ -89,13 +89,13 @@ PREFIX = f"rel/versions/{V}"
 )
 def test_a_key_that_leaves_its_version_is_refused(key: str) -> None:
     with pytest.raises(ReleaseError) as refused:
-        objectstore.relative_key(WHERE, PREFIX, key)
+        bucketnames.relative_key(WHERE, PREFIX, key)
     assert str(refused.value) == f"s3://b/{key}: a key that leaves its version's folder; not read"
 
 
 @pytest.mark.parametrize("rel", ["a..b", "pairs/all/x..y.parquet", "..a/b..", "manifest.json"])
 def test_two_dots_inside_a_name_are_a_name(rel: str) -> None:
-    assert objectstore.relative_key(WHERE, PREFIX, f"{PREFIX}/{rel}") == rel
+    assert bucketnames.relative_key(WHERE, PREFIX, f"{PREFIX}/{rel}") == rel
 
 
 # -- a reader's local copy, on a tiny in-memory bucket -------------------------------------

@@ -23,7 +23,10 @@ def versions(
     release: Annotated[str, typer.Argument(help="the release: s3://BUCKET/PATH")],
     keep: Annotated[
         int | None,
-        typer.Option(help="delete all but the N newest committed versions (the current counts)"),
+        typer.Option(
+            help="keep the current version and the N - 1 committed before it; delete the rest "
+            "(but what --grace-hours spares)"
+        ),
     ] = None,
     grace_hours: Annotated[
         float,

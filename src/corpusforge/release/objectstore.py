@@ -16,7 +16,15 @@ Object stores have no rename, so the local backend's swap
   conditional write (``If-None-Match: *`` for a release's first version, else ``If-Match``
   the ETag of the pointer this build started from). A reader follows the pointer only; a
   build killed at any moment leaves the pointer, and so the previous version, untouched,
-  and at worst an unreferenced partial version that ``--keep`` removes.
+  and at worst an unreferenced partial version that ``--keep`` removes. Before writing it,
+  the build lists its version and checks that the manifest and every file it lists are
+  there (a prune or a lost write cannot make a pointer to a broken version).
+- ``--keep N`` (:func:`prune`) keeps the current version and the ``N - 1`` committed
+  before it, in the order the pointer's history gives, and leaves alone any version never
+  committed whose newest object the server wrote less than ``--grace-hours`` ago (24 by
+  default): a build may be uploading it, and its id, from its own machine's clock, may sort
+  anywhere. Ages are the server's (``LastModified`` against its ``Date``), never a clock
+  of this machine's nor a version id's.
 - Two builds racing for one release: on one machine the second stops at once on the local
   lock; on two machines both upload their versions and the pointer's condition lets exactly
   one commit: the other ends with :class:`ReleaseConflict` (exit 2), naming the version that
@@ -25,15 +33,21 @@ Object stores have no rename, so the local backend's swap
   same with ``ifGenerationMatch``: generation 0 for the first version, else the pointer's.)
 
 The build itself writes into a local draft folder (under ``$CORPUSFORGE_DRAFTS``, default
-the temporary folder, one per release URI), with the same lock, draft and carry-over as a
-local release, so a build published to a bucket writes the same bytes as one published to
-a folder, and a killed build's finished extracts are reused by the next one on the same
-machine. A runner whose workers run elsewhere (Dataflow, Flink, ``PortableRunner``), or
-``CORPUSFORGE_S3_DRAFT=bucket``, cannot share that folder: its draft is the new version's
-prefix in the bucket, the extracts it reuses are copied there on the server, and the
-commit is the same pointer. Readers (``validate``, ``stats``, ``card``) follow the pointer
-and read the current version through a local copy that is downloaded once (a version never
-changes).
+``~/.cache/corpusforge/drafts``, a folder only this user can use:
+:mod:`corpusforge.release.private`; one per release URI), with the same lock, draft and
+carry-over as a local release, so a build published to a bucket writes the same bytes as one
+published to a folder, and a killed build's finished extracts are reused by the next one on
+the same machine. A runner whose workers run elsewhere (Dataflow, Flink,
+``PortableRunner``), or ``CORPUSFORGE_S3_DRAFT=bucket``, cannot share that folder: its draft
+is the new version's prefix in the bucket, the extracts it reuses are copied there on the
+server, and the commit is the same pointer. Readers (``validate``, ``stats``, ``card``,
+``train --data``, ``eval ranking``, ``versions --local``) follow the pointer and read the
+current version through a local copy that is downloaded once (a version never changes) into
+``$CORPUSFORGE_CACHE`` (default ``~/.cache/corpusforge/releases``, private too). Nothing a
+bucket says is trusted: the pointer's names and every key under a version are checked
+(:mod:`corpusforge.release.bucketnames`) before anything is downloaded, copied or deleted.
+``corpusforge card s3://…`` commits a new version holding the new card
+(:func:`new_version_with`).
 
 Endpoint and credentials are boto3's (:mod:`corpusforge.release.s3`, the client and the few
 S3 calls used here); none is ever written into a release or a log.
@@ -47,13 +61,13 @@ import hashlib
 import json
 import logging
 import os
-import re
 import secrets
 import shutil
 import tempfile
 from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any, TypeVar
 
+from corpusforge.release.bucketnames import VERSIONS, check_pointer, is_version_id, relative_key
 from corpusforge.release.private import private_folder
 from corpusforge.release.publish import LocalFolder, ReleaseError, ReleaseLocked
 from corpusforge.release.s3 import (
@@ -69,15 +83,12 @@ from corpusforge.release.s3 import (
 log = logging.getLogger(__name__)
 
 POINTER = "_current.json"
-VERSIONS = "versions"
 POINTER_FORMAT = "corpusforge.release-pointer.v1"
 HISTORY = 100
 """Committed versions the pointer remembers, newest first (what ``--keep`` may keep)."""
 GRACE_HOURS = 24.0
 """How long ``--keep`` leaves a version that was never committed (a build may be uploading
 it), counted from its newest object's time on the server (``--grace-hours``)."""
-VERSION_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{8}")
-"""The form of a version id (:func:`new_version_id`); a bucket's names are checked against it."""
 
 
 class ReleaseConflict(ReleaseLocked):
@@ -107,68 +118,6 @@ def read_pointer(bucket: Bucket) -> tuple[dict[str, Any], str] | None:
         raise ReleaseError(f"{bucket.where.uri(POINTER)}: not a release pointer")
     check_pointer(doc, bucket.where.uri(POINTER))
     return doc, etag
-
-
-# -- what a bucket says is checked before it names anything here --------------------------
-
-
-def check_pointer(doc: dict[str, Any], uri: str) -> None:
-    """Refuse a pointer whose names are not exactly those a build writes: a ``version`` of
-    the form of :func:`new_version_id`, ``prefix`` ``versions/<version>/``, ``manifest``
-    ``versions/<version>/manifest.json``, a sha256, and a history of version ids.
-
-    Args:
-        doc: the pointer document.
-        uri: the pointer object, for the message.
-
-    Raises:
-        ReleaseError: one line naming ``uri`` and the field.
-    """
-    version = doc.get("version")
-    if not is_version_id(version):
-        raise ReleaseError(f"{uri}: version {version!r} is not a version id; not followed")
-    expected = {
-        "prefix": f"{VERSIONS}/{version}/",
-        "manifest": f"{VERSIONS}/{version}/manifest.json",
-    }
-    for field, value in expected.items():
-        if doc.get(field) != value:
-            raise ReleaseError(f"{uri}: {field} {doc.get(field)!r} is not {value!r}; not followed")
-    digest = doc.get("manifest_sha256")
-    if not (isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest)):
-        raise ReleaseError(f"{uri}: manifest_sha256 is not a sha256; not followed")
-    history = doc.get("history", [])
-    if not isinstance(history, list) or not all(is_version_id(v) for v in history):
-        raise ReleaseError(f"{uri}: history holds a name that is not a version id; not followed")
-
-
-def is_version_id(name: object) -> bool:
-    """Whether ``name`` has the form of :func:`new_version_id`."""
-    return isinstance(name, str) and VERSION_ID.fullmatch(name) is not None
-
-
-def relative_key(where: Location, prefix: str, key: str) -> str:
-    """The path of the object ``key`` under ``prefix``, checked to stay under it.
-
-    Args:
-        where: the release, for the message.
-        prefix: a version's prefix (no slash at its end).
-        key: a key the listing of ``prefix/`` returned.
-
-    Returns:
-        ``a/b.parquet``: segments that are neither empty, ``.`` nor ``..`` and hold no
-        backslash and no NUL (``a..b`` is a name like any other).
-
-    Raises:
-        ReleaseError: one line naming the object.
-    """
-    rel = key[len(prefix) + 1 :] if key.startswith(prefix + "/") else ""
-    parts = rel.split("/")
-    if any(p in ("", ".", "..") or "\\" in p or "\0" in p for p in parts):
-        raise ReleaseError(
-            f"{where.object_uri(key)}: a key that leaves its version's folder; not read"
-        )
-    return rel
 
 
 # -- the store -------------------------------------------------------------------------
