@@ -127,6 +127,9 @@ class FakeS3:
         self.downloaded.append(key)
         Path(path).write_bytes(self.objects[key])
 
+    def copy_object(self, Bucket: str, Key: str, CopySource: dict[str, str]) -> None:
+        self.objects[Key] = self.objects[CopySource["Key"]]
+
 
 def bucket_with(keys: dict[str, bytes]) -> FakeS3:
     manifest = b'{"files": []}'
@@ -170,6 +173,22 @@ def test_a_hostile_key_writes_and_deletes_nothing(folders: tuple[Path, Path], ke
     assert (sentinel / "keep.txt").read_text() == "mine"
     assert sorted(p.name for p in sentinel.iterdir()) == ["keep.txt"]
     assert not any(p.is_file() for p in cache.rglob("*"))
+
+
+@pytest.mark.parametrize("key", [f"{PREFIX}/tweets/../../../../x", f"{PREFIX}/tweets//x"])
+def test_a_build_carrying_a_hostile_key_over_copies_nothing(
+    folders: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, key: str
+) -> None:
+    """A build whose draft is in the bucket copies the current version's extracts on the
+    server: a key leaving the version stops it before the first copy."""
+    monkeypatch.setenv("CORPUSFORGE_DRAFTS", str(folders[0].parent / "drafts"))
+    monkeypatch.setenv("CORPUSFORGE_S3_DRAFT", "bucket")
+    client = bucket_with({key: b"planted", f"{PREFIX}/tweets/a/x.parquet": b"x"})
+    before = dict(client.objects)
+    store = objectstore.ObjectStore(URI, client=client)
+    with pytest.raises(ReleaseError, match="a key that leaves its version's folder"):
+        store.begin(rebuilt=("pairs", "manifest.json"))
+    assert client.objects == before
 
 
 def test_a_pointer_naming_a_missing_version_names_the_pointer(
