@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gc
 import inspect
 import logging
 import os
@@ -235,6 +236,7 @@ def run_and_report(
 
     status: int | None = None
     caught: BaseException | None = None
+    full: OSError | None = None
     try:
         with around or contextlib.nullcontext():
             manifest = run(config, args)
@@ -243,7 +245,7 @@ def run_and_report(
     except Exception as exc:
         caught, full = exc, disk_full(exc)
         if full is not None:  # the machine's failure, not the input's: exit 1
-            text, status = f"{disk_full_line(_full_folder(full, out))}; nothing published", 1
+            text, status = "", 1  # the free space is measured once the files are closed
         elif isinstance(exc, (InputError, ReleaseError, FileNotFoundError)):
             # a user error (an input, --out, a lock held by another build): one line, exit 2
             text, status = one_line(exc), 2
@@ -256,6 +258,11 @@ def run_and_report(
     if status is not None:
         if debugging() and caught is not None:
             traceback.print_exception(caught)
+        if not text:  # a full disk: its frames held files open, whose space comes back now
+            folder = _full_folder(full, out) if full is not None else out
+            caught = full = None
+            gc.collect()
+            text = f"{disk_full_line(folder)}; nothing published"
         typer.echo(f"error: {text}", err=True)
         raise typer.Exit(code=status) from None
     if not quiet:
@@ -315,7 +322,7 @@ def disk_full_line(folder: str | None) -> str:
     while not os.path.exists(probe) and os.path.dirname(probe) != probe:
         probe = os.path.dirname(probe)
     try:
-        free = f" ({shutil.disk_usage(probe).free / 2**20:,.0f} MiB free)"
+        free = f" ({shutil.disk_usage(probe).free / 2**20:,.1f} MiB free)"
     except OSError:
         free = ""
     return f"no space left on the device of {folder}{free}"
