@@ -51,9 +51,12 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _kill_a_worker(tmp_path: Path, args: list[str], rows_per_worker: int = 25_000) -> tuple:
-    """Run ``corpusforge ARGS``, SIGKILL its first child process, wait for it to end; its
-    exit code, its stderr and the pid killed."""
+def _kill_a_worker(
+    tmp_path: Path, args: list[str], rows_per_worker: int = 25_000, ctrl_c: bool = False
+) -> tuple[int, str, int]:
+    """Run ``corpusforge ARGS``, SIGKILL its first child process (or, with ``ctrl_c``, send
+    SIGINT to the whole build as a terminal does), wait for it to end; its exit code, its
+    stderr and the worker's pid."""
     temp = tmp_path / "tmp"
     temp.mkdir()
     err_path = tmp_path / "stderr.txt"
@@ -64,6 +67,7 @@ def _kill_a_worker(tmp_path: Path, args: list[str], rows_per_worker: int = 25_00
             stdout=subprocess.DEVNULL,
             stderr=err,
             env={**os.environ, "TMPDIR": str(temp)},
+            start_new_session=True,  # a process group of its own, as in a terminal
         )
         try:
             victim = None
@@ -72,7 +76,10 @@ def _kill_a_worker(tmp_path: Path, args: list[str], rows_per_worker: int = 25_00
                 children = _children(proc.pid)
                 if children:
                     victim = children[0]
-                    os.kill(victim, signal.SIGKILL)
+                    if ctrl_c:
+                        os.killpg(proc.pid, signal.SIGINT)
+                    else:
+                        os.kill(victim, signal.SIGKILL)
                 else:
                     time.sleep(0.002)
             assert victim is not None, "the build started no worker: " + err_path.read_text()
@@ -106,10 +113,16 @@ def _digests(folder: Path) -> dict[str, str]:
 
 def _assert_died_cleanly(code: int, stderr: str, victim: int, worker: str, out: Path) -> None:
     """Exit 1, one line naming the worker, its pid and SIGKILL; only the old release left."""
+    _assert_ended(code, stderr, out, 1)
+    last = stderr.strip().splitlines()[-1]
+    assert last == f"error: {worker} (pid {victim}) was killed by SIGKILL; nothing published"
+
+
+def _assert_ended(code: int, stderr: str, out: Path, expected: int) -> None:
+    """Exit ``expected``, one ``error:`` line (the last), no traceback; no draft, no lock."""
     lines = stderr.strip().splitlines()
-    assert code == 1, stderr
+    assert code == expected, stderr
     assert "Traceback" not in stderr
-    assert lines[-1] == f"error: {worker} (pid {victim}) was killed by SIGKILL; nothing published"
     assert [line for line in lines if line.startswith("error:")] == [lines[-1]]
     assert sorted(p.name for p in out.parent.iterdir()) == [out.name]  # no draft, no lock
 
@@ -165,6 +178,20 @@ def test_a_killed_twitter_pair_worker_ends_the_build(
     assert _digests(out) == before
 
 
+def test_ctrl_c_while_pair_workers_run_is_one_line_from_the_build(
+    archives: tuple[str, str], twitter_release: Path, tmp_path: Path
+) -> None:
+    """The terminal's SIGINT reaches the workers too: they leave it to the build, which
+    stops them and says so once."""
+    out, before = _previous(twitter_release, tmp_path)
+    args = ["twitter", "build", archives[0], "--out", str(out), "--workers", "2"]
+    args += ["--benchmark-queries", "3", "--pair-partitions", "8"]
+    code, stderr, _ = _kill_a_worker(tmp_path, args, rows_per_worker=1, ctrl_c=True)
+    _assert_ended(code, stderr, out, 128 + signal.SIGINT)
+    assert stderr.strip().splitlines()[-1].startswith("error: interrupted (SIGINT)")
+    assert _digests(out) == before
+
+
 # -- the bitext filter workers -----------------------------------------------------------
 
 GERMAN = "der die das und ist nicht ein Haus Garten Blume heute morgen wir gehen sehen"
@@ -195,3 +222,49 @@ def test_a_killed_bitext_filter_worker_ends_the_build(tmp_path: Path) -> None:
     code, stderr, victim = _kill_a_worker(tmp_path, args)
     _assert_died_cleanly(code, stderr, victim, "a bitext filter worker", out)
     assert _digests(out) == before
+
+
+# -- a worker killed half-way through sending its result ---------------------------------
+
+CUT_SHORT = """
+import os, signal, struct
+from multiprocessing.connection import Connection
+
+from corpusforge.jobs import WorkerDied
+from corpusforge.local.workers import worker_pool
+
+PARENT = os.getpid()
+send = Connection._send_bytes
+
+
+def cut_short(self, buf):
+    if os.getpid() != PARENT and len(buf) > 100_000:  # a worker's large result
+        self._send(struct.pack("!i", len(buf)))
+        self._send(bytes(buf[:1000]))
+        os.kill(os.getpid(), signal.SIGKILL)
+    send(self, buf)
+
+
+Connection._send_bytes = cut_short
+try:
+    with worker_pool("a test worker", 2) as pool:
+        futures = [pool.submit(bytes, n) for n in (10, 10, 10, 1_000_000, 10)]
+        for future in futures:
+            pool.result(future)
+except WorkerDied as exc:
+    print(exc)
+"""
+"""A pool whose worker is killed after the first kilobyte of a 1 MB result: the executor's
+reader waits for the rest of the message, so its sentinels never tell it the worker died."""
+
+
+def test_a_worker_killed_while_it_sends_its_result_ends_the_pool() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", CUT_SHORT],
+        capture_output=True,
+        text=True,
+        timeout=ENDS_WITHIN,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("a test worker (pid "), done.stdout
+    assert done.stdout.endswith(") was killed by SIGKILL; nothing published\n")

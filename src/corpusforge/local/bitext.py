@@ -364,9 +364,9 @@ def _filtered(
         for batch in batches:
             pending.append(pool.submit(_filter_batch, batch))
             if len(pending) >= IN_FLIGHT_PER_WORKER * job.workers:
-                yield pending.popleft().result()
+                yield pool.result(pending.popleft())
         while pending:
-            yield pending.popleft().result()
+            yield pool.result(pending.popleft())
 
 
 _WORKER = {"bitext": "a bitext filter worker", "paraphrase": "a ParaNMT filter worker"}

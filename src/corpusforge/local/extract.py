@@ -46,10 +46,10 @@ import polars as pl
 import pyarrow as pa
 
 from corpusforge import progress
-from corpusforge.local.machine import release_unused_memory
+from corpusforge.local.machine import process_context, release_unused_memory
 from corpusforge.local.shards import FrameShards
 from corpusforge.local.spill import PartitionWriter, read_partition
-from corpusforge.local.workers import dead_worker, start_worker, worker_context
+from corpusforge.local.workers import dead_worker, start_worker
 from corpusforge.release.io import COUNTS, FILES, ensure_dir, file_list, join, write_json
 from corpusforge.schemas import DEAD_LETTER, DELETE, TWEET, arrow_schema
 from corpusforge.sinks.shards import placement
@@ -264,7 +264,7 @@ def _pool_read(
     without a word (killed, out of memory) fails the read too, within a second, with
     :class:`~corpusforge.jobs.WorkerDied`, never hangs it. Leaving stops the workers.
     """
-    context = worker_context()
+    context = process_context()
     tasks = context.Queue()
     results = context.Queue()
     for item in members:

@@ -453,9 +453,9 @@ class _Partitions:
                 for p in range(self._n):
                     pending.append(pool.submit(_run_task, p))
                     if len(pending) > self._workers:  # at most a partition ahead per worker
-                        yield pending.popleft().result()
+                        yield pool.result(pending.popleft())
                 while pending:
-                    yield pending.popleft().result()
+                    yield pool.result(pending.popleft())
         finally:
             gc.unfreeze()
 

@@ -3,84 +3,118 @@
 Every pool of the local engine (the bitext and ParaNMT filter workers, the Twitter extract
 readers, the Twitter pair partitions) runs its workers as this module says:
 
-- a worker leaves Ctrl-C and ``SIGTERM`` to the process that started it: it is forked with
-  both blocked (:func:`worker_context`), so the handlers it inherits never run, and its first
-  step (:func:`start_worker`) ignores ``SIGINT``, which a terminal sends to every process of
-  the build, and lets ``SIGTERM``, which its pool sends it on the way out, kill it at once:
-  neither prints a worker's traceback;
-- a worker that dies without a word (killed, out of memory) ends the build, promptly and in
-  one line naming the worker and the signal (:class:`~corpusforge.jobs.WorkerDied`), never
-  hangs it: :func:`worker_pool` for a :class:`~concurrent.futures.ProcessPoolExecutor`,
-  whose results fail with ``BrokenProcessPool`` once a worker is gone, and
-  :func:`dead_worker` for a pool of plain processes;
+- a worker leaves Ctrl-C and ``SIGTERM`` to the process that started it
+  (:func:`start_worker`): it ignores ``SIGINT``, which a terminal sends to every process of
+  the build, and dies at once of ``SIGTERM``, which its pool sends it on the way out, so
+  neither prints a worker's traceback (the command line also blocks both while it forks:
+  :func:`corpusforge.cli.install_interrupts`);
+- a worker that dies without a word (killed, out of memory) ends the build within a second,
+  in one line naming the worker and the signal (:class:`~corpusforge.jobs.WorkerDied`),
+  never hangs it: :meth:`WorkerPool.result` watches the workers while it waits, where the
+  executor alone would wait for ever on a worker killed while it sent a result (its reader
+  waits for the rest of the message), and :func:`dead_worker` serves a pool of plain
+  processes;
 - leaving the pool for any reason stops its workers at once, without waiting for the tasks
   in flight.
 
     with worker_pool("a bitext filter worker", 4, initializer=load, initargs=(job,)) as pool:
         for future in [pool.submit(filter_batch, b) for b in batches]:
-            yield future.result()
+            yield pool.result(future)
 """
 
 from __future__ import annotations
 
 import signal
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from multiprocessing.context import ForkContext, ForkProcess
 from multiprocessing.process import BaseProcess
-from typing import Any
+from typing import Any, TypeVar
 
 from corpusforge.jobs import WorkerDied
 from corpusforge.local.machine import process_context
 
+T = TypeVar("T")
+
+POLL_SECONDS = 1.0
+"""How often the workers are looked at while a result is awaited."""
 JOIN_SECONDS = 10.0
 """How long a stopped worker is waited for after ``SIGTERM`` before it is sent ``SIGKILL``."""
 
 
-INTERRUPTS = {signal.SIGINT, signal.SIGTERM}
-
-
-@contextmanager
-def _interrupts_blocked() -> Iterator[None]:
-    """``SIGINT`` and ``SIGTERM`` held back from this thread (and the processes it forks)."""
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
-
-
-class _WorkerProcess(ForkProcess):
-    """A forked worker, born with ``SIGINT`` and ``SIGTERM`` blocked until
-    :func:`start_worker` has replaced the handlers it inherits."""
-
-    def start(self) -> None:
-        with _interrupts_blocked():
-            super().start()
-
-
-class _WorkerContext(ForkContext):
-    Process = _WorkerProcess
-
-
-def worker_context() -> Any:
-    """The :mod:`multiprocessing` context of the local engine's workers: ``fork`` on Linux,
-    with the interrupts blocked in a new worker (:func:`start_worker` lets them in), else
-    ``spawn`` (:func:`~corpusforge.local.machine.process_context`)."""
-    context = process_context()
-    return _WorkerContext() if context.get_start_method() == "fork" else context
-
-
 def start_worker(initializer: Callable[..., object] | None = None, *initargs: Any) -> None:
-    """A worker's first step: Ctrl-C ignored, ``SIGTERM`` fatal (neither runs a handler of
-    its parent's), then ``initializer(*initargs)``."""
+    """A worker's first step: Ctrl-C ignored, ``SIGTERM`` fatal (neither runs a handler
+    inherited from its parent), then ``initializer(*initargs)``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, INTERRUPTS)
     if initializer is not None:
         initializer(*initargs)
+
+
+class WorkerPool:
+    """Tasks for a process pool, and their results, awaited while its workers are watched.
+
+    Args:
+        worker: what a worker does, with its article (``a bitext filter worker``).
+        executor: the pool.
+    """
+
+    def __init__(self, worker: str, executor: ProcessPoolExecutor) -> None:
+        self.worker = worker
+        self._executor = executor
+
+    def submit(self, task: Callable[..., T], *args: Any) -> Future[T]:
+        """Queue ``task(*args)`` on a worker."""
+        return self._executor.submit(task, *args)
+
+    def result(self, future: Future[T]) -> T:
+        """``future``'s result (or the exception its task raised).
+
+        Raises:
+            WorkerDied: a worker ended before its work was done (seen within
+                ``POLL_SECONDS``).
+        """
+        while True:
+            try:
+                return future.result(timeout=POLL_SECONDS)
+            except TimeoutError:
+                died = dead_worker(self.worker, self.processes())
+                if died is not None:
+                    raise died from None
+            except BrokenProcessPool:
+                raise self.stopped_as_broken() from None
+
+    def processes(self) -> list[BaseProcess]:
+        """The pool's worker processes (started at the first task)."""
+        # the executor names them only in a private field (3.14 adds terminate_workers)
+        return list((getattr(self._executor, "_processes", None) or {}).values())
+
+    def stopped_as_broken(self) -> WorkerDied:
+        """Stop the pool the executor says is broken; the error naming the worker that died
+        (looked at once the workers are reaped, so that the executor's own reaping cannot hide
+        its exit code)."""
+        processes = self.processes()
+        self.stop()
+        return dead_worker(self.worker, processes) or WorkerDied(self.worker, None, None)
+
+    def stop(self) -> None:
+        """Stop the pool now: its queued tasks cancelled, its workers terminated and reaped."""
+        processes = self.processes()
+        for process in processes:
+            if process.exitcode is None:
+                process.terminate()
+        for process in processes:
+            process.join(JOIN_SECONDS)
+            if process.exitcode is None:
+                process.kill()
+                process.join()
+        # A worker killed while it sent a result leaves the executor's reader waiting for the
+        # rest; with every worker gone, closing this process's end of the pipe ends the wait.
+        results = getattr(self._executor, "_result_queue", None)
+        if results is not None:
+            results._writer.close()
+        self._executor.shutdown(wait=True, cancel_futures=True)
 
 
 @contextmanager
@@ -90,8 +124,9 @@ def worker_pool(
     *,
     initializer: Callable[..., object] | None = None,
     initargs: tuple[Any, ...] = (),
-) -> Iterator[ProcessPoolExecutor]:
-    """A process pool whose dead worker raises :class:`~corpusforge.jobs.WorkerDied`.
+) -> Iterator[WorkerPool]:
+    """A process pool whose dead worker raises :class:`~corpusforge.jobs.WorkerDied`; leaving
+    it early, for any reason, stops its workers.
 
     Args:
         worker: what a worker does, with its article (``a bitext filter worker``): the
@@ -103,40 +138,21 @@ def worker_pool(
     Raises:
         WorkerDied: a worker ended before its work was done; the others are stopped.
     """
-    pool = ProcessPoolExecutor(
+    executor = ProcessPoolExecutor(
         workers,
-        mp_context=worker_context(),
+        mp_context=process_context(),
         initializer=start_worker,
         initargs=(initializer, *initargs),
     )
+    pool = WorkerPool(worker, executor)
     try:
         yield pool
-    except BrokenProcessPool:
-        processes = _processes(pool)
-        _stop(pool, processes)
-        raise dead_worker(worker, processes) or WorkerDied(worker, None, None) from None
+    except BrokenProcessPool:  # from submit(), once a worker is gone
+        raise pool.stopped_as_broken() from None
     except BaseException:
-        _stop(pool, _processes(pool))
+        pool.stop()
         raise
-    pool.shutdown(wait=True)
-
-
-def _processes(pool: ProcessPoolExecutor) -> list[BaseProcess]:
-    # the executor names its processes only in a private field (3.14 adds terminate_workers)
-    return list((getattr(pool, "_processes", None) or {}).values())
-
-
-def _stop(pool: ProcessPoolExecutor, processes: Sequence[BaseProcess]) -> None:
-    """Stop ``pool`` now: its queued tasks cancelled, its workers terminated and reaped."""
-    for process in processes:
-        if process.exitcode is None:
-            process.terminate()
-    for process in processes:
-        process.join(JOIN_SECONDS)
-        if process.exitcode is None:
-            process.kill()
-            process.join()
-    pool.shutdown(wait=True, cancel_futures=True)
+    executor.shutdown(wait=True)
 
 
 def dead_worker(worker: str, processes: Sequence[BaseProcess]) -> WorkerDied | None:
