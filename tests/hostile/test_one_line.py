@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpusforge.schemas import PAIR, arrow_schema
+from corpusforge.synth.twitter import write_synthetic_archive
 
 MAIN = "from corpusforge.cli import main; main()"
 ROWS = [
@@ -100,15 +101,26 @@ def tmpfs(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mount)], capture_output=True, timeout=30)
 
 
-def test_a_full_disk_under_out_is_one_line_naming_the_folder(tmpfs: Path, tmp_path: Path) -> None:
+def inputs_of(source: str, folder: Path) -> tuple[Path, Path]:
+    """A few records of ``source`` and many: their extract or spill does not fit in 1 MiB."""
+    if source == "bitext":
+        return tsv(folder / "few.fr-en.tsv", 3), tsv(folder / "many.fr-en.tsv", 40_000)
+    few, many = folder / "few.zip", folder / "many.zip"
+    write_synthetic_archive(few, tweets=300, seed=1, truth=False)
+    write_synthetic_archive(many, tweets=8000, seed=2, truth=False)
+    return few, many
+
+
+@pytest.mark.parametrize("source", ["bitext", "twitter"])
+def test_a_full_disk_under_out_is_one_line_naming_the_folder(
+    source: str, tmpfs: Path, tmp_path: Path
+) -> None:
     out = tmpfs / "release"
-    built = corpusforge(
-        "bitext", "build", str(tsv(tmp_path / "few.fr-en.tsv", 3)), "--out", str(out), "--quiet"
-    )
+    few, many = inputs_of(source, tmp_path)
+    built = corpusforge(source, "build", str(few), "--out", str(out), "--quiet")
     assert built.returncode == 0, built.stderr
     before = digests(out)
-    big = tsv(tmp_path / "many.fr-en.tsv", 40_000)  # 4 MB: its spill does not fit in 1 MiB
-    proc = corpusforge("bitext", "build", str(big), "--out", str(out), "--workers", "2", "--quiet")
+    proc = corpusforge(source, "build", str(many), "--out", str(out), "--workers", "2", "--quiet")
     line = one_error_line(proc, 1)
     assert line.startswith(f"error: no space left on the device of {out} (")
     assert line.endswith(" MiB free); nothing published")
