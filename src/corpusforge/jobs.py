@@ -5,7 +5,8 @@ runner that gives up. Beam raises whatever its runner raises (a multi-line ``Run
 with a Go stack trace from Prism, a ``DataflowRuntimeException``); the builds turn that
 into :class:`JobFailed`, whose message is one line naming the runner and the runner's own
 first line, and which the commands print and exit 1 on. Nothing is published by a failed
-job: builds publish only after their jobs end ``DONE``.
+job: builds publish only after their jobs end ``DONE``. The local engine's counterpart is
+:class:`WorkerDied`: one of its worker processes died (``corpusforge.local.workers``).
 
     with job(pipeline_options(beam_args)) as p:
         p | beam.Create(...) | ...
