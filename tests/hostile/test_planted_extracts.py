@@ -292,3 +292,41 @@ def test_a_record_listing_a_file_outside_its_extract_is_refused(release: Path, p
     archive = InputArchive("", entry["name"], entry["bytes"], entry["sha256"], folder.name)
     problem = extract_problem(str(release), archive)
     assert problem is not None and "is outside the extract" in problem, problem
+
+
+@pytest.mark.s3
+def test_a_shard_planted_in_a_bucket_version_is_not_carried_into_the_next(
+    s3: S3Server,  # noqa: F811 (the fixture imported above)
+    archive: str,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A draft in the bucket (a distributed runner's) copies the current version's extracts
+    on the server; an extra shard planted among them is found before anything is read."""
+    from corpusforge.release import objectstore
+
+    monkeypatch.setenv("CORPUSFORGE_S3_DRAFT", "bucket")
+    uri = f"{s3.bucket('plantedbucket')}/release"
+    _build(archive, uri)
+    prefix = "release/" + objectstore.current_version(uri, client=s3.client())["prefix"]
+    client = s3.client()
+    (key,) = [
+        o["Key"]
+        for o in client.list_objects_v2(Bucket="plantedbucket", Prefix=prefix)["Contents"]
+        if o["Key"].endswith(SHARD)
+    ]
+    shard = tmp_path / "shard.parquet"
+    shard.write_bytes(client.get_object(Bucket="plantedbucket", Key=key)["Body"].read())
+    _plant(shard)
+    planted = key.replace("part-00000-of-00001", "part-00001-of-00002")
+    client.put_object(Bucket="plantedbucket", Key=planted, Body=shard.read_bytes())
+    _build(archive, uri)
+    extract = planted.split("/")[-3]
+    said = [w for w in _warnings(caplog) if w.startswith(f"tweets/{extract}: ")]
+    assert said == [
+        f"tweets/{extract}: tweets/part-00001-of-00002.parquet is not in its _files.json; "
+        "extracting the archive again"
+    ]
+    published = Path(objectstore.local_copy(uri))
+    _assert_clean(published, json.loads((published / "manifest.json").read_text()))

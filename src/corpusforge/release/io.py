@@ -218,12 +218,16 @@ def rename(source: str, target: str) -> None:
 
 
 def files_under(folder: str) -> list[str]:
-    """Every file below ``folder``, at any depth; none if it does not exist."""
+    """Every file below ``folder``, at any depth; none if it does not exist (on an object
+    store, where a folder is only a key prefix, none if no key starts with it)."""
     if is_uri(folder):
-        if not exists(folder):
+        from apache_beam.io.filesystem import BeamIOError
+
+        try:
+            matched = _filesystems().match([join(folder.rstrip("/"), "**")])[0]
+        except BeamIOError:
             return []
-        fs = _filesystems()
-        return [m.path for m in fs.match([join(folder, "**")])[0].metadata_list]
+        return [m.path for m in matched.metadata_list]
     return [os.path.join(root, f) for root, _, names in os.walk(folder) for f in names]
 
 
