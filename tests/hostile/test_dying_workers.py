@@ -224,6 +224,34 @@ def test_a_killed_bitext_filter_worker_ends_the_build(tmp_path: Path) -> None:
     assert _digests(out) == before
 
 
+def _paranmt(path: Path, lines: int) -> str:
+    """``lines`` English paraphrase pairs with a score, as ParaNMT-50M writes them."""
+    words = ENGLISH.split()
+    n = len(words)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "".join(
+            " ".join(words[(i * 7 + k * k) % n] for k in range(8)) + f" {i}\t"
+            + " ".join(words[(i * 5 + k) % n] for k in range(8)) + f" {i}\t0.7\n"
+            for i in range(lines)
+        ),
+        encoding="utf-8",
+    )  # fmt: skip
+    return str(path)
+
+
+def test_a_killed_paranmt_filter_worker_ends_the_build(tmp_path: Path) -> None:
+    out = tmp_path / "out" / "release"
+    _build(["paranmt", "build", _paranmt(tmp_path / "small" / "para.txt", 200), "--out", str(out)])
+    before = _digests(out)
+    big = _paranmt(tmp_path / "big" / "para.txt", 40_000)
+    code, stderr, victim = _kill_a_worker(
+        tmp_path, ["paranmt", "build", big, "--out", str(out), "--workers", "2"]
+    )
+    _assert_died_cleanly(code, stderr, victim, "a ParaNMT filter worker", out)
+    assert _digests(out) == before
+
+
 # -- a worker killed half-way through sending its result ---------------------------------
 
 CUT_SHORT = """
