@@ -1,8 +1,10 @@
 """A dying worker never hangs or loses a run (issue 36): one worker of each kind of the local
-engine (a bitext filter worker, a Twitter extract worker, a Twitter pair worker) is killed
-with SIGKILL in a real build over a previous release. The build ends by itself, exit 1, in one
-line naming the worker and the signal; no draft, no lock and no spill folder is left, and the
-previous release is byte for byte what it was.
+engine (a bitext or ParaNMT filter worker, a Twitter extract worker, a Twitter pair worker) is
+killed with SIGKILL in a real build over a previous release. The build ends by itself, exit 1,
+in one line naming the worker and the signal; no draft, no lock and no spill folder is left,
+and the previous release is byte for byte what it was. The same holds for Ctrl-C sent to the
+whole build (exit 130), and for a worker killed half-way through sending its result, which the
+process pool alone would wait for for ever.
 
 The kill does not depend on timing: the test waits until the build has a child process (the
 builds fork nothing but their workers) and kills it at once, whatever the worker is doing.
@@ -31,14 +33,15 @@ CLI = """
 import sys
 import corpusforge.local.pairs
 
-corpusforge.local.pairs.ROWS_PER_WORKER = int(sys.argv[1])
+if sys.argv[1] != "default":
+    corpusforge.local.pairs.ROWS_PER_WORKER = int(sys.argv[1])
 sys.argv = ["corpusforge", *sys.argv[2:]]
 from corpusforge.cli import main
 
 main()
 """
 """``corpusforge ARGS...`` with the pair stage's ``ROWS_PER_WORKER`` set by the test (the
-first argument): 1 starts pair workers for a few thousand tweets."""
+first argument, unless ``default``): 1 starts pair workers for a few thousand tweets."""
 
 
 def _children(pid: int) -> list[int]:
@@ -52,7 +55,7 @@ def _children(pid: int) -> list[int]:
 
 
 def _kill_a_worker(
-    tmp_path: Path, args: list[str], rows_per_worker: int = 25_000, ctrl_c: bool = False
+    tmp_path: Path, args: list[str], rows_per_worker: str = "default", ctrl_c: bool = False
 ) -> tuple[int, str, int]:
     """Run ``corpusforge ARGS``, SIGKILL its first child process (or, with ``ctrl_c``, send
     SIGINT to the whole build as a terminal does), wait for it to end; its exit code, its
@@ -62,7 +65,7 @@ def _kill_a_worker(
     err_path = tmp_path / "stderr.txt"
     with err_path.open("w") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-c", CLI, str(rows_per_worker), *args],
+            [sys.executable, "-c", CLI, rows_per_worker, *args],
             cwd=tmp_path,
             stdout=subprocess.DEVNULL,
             stderr=err,
@@ -95,7 +98,7 @@ def _kill_a_worker(
 def _build(args: list[str]) -> None:
     """``corpusforge ARGS``, which must succeed."""
     done = subprocess.run(
-        [sys.executable, "-c", CLI, "25000", *args],
+        [sys.executable, "-c", CLI, "default", *args],
         capture_output=True,
         text=True,
         timeout=ENDS_WITHIN,
@@ -173,7 +176,7 @@ def test_a_killed_twitter_pair_worker_ends_the_build(
     out, before = _previous(twitter_release, tmp_path)
     args = ["twitter", "build", archives[0], "--out", str(out), "--workers", "2"]
     args += ["--benchmark-queries", "3", "--pair-partitions", "8"]  # extracts reused
-    code, stderr, victim = _kill_a_worker(tmp_path, args, rows_per_worker=1)
+    code, stderr, victim = _kill_a_worker(tmp_path, args, rows_per_worker="1")
     _assert_died_cleanly(code, stderr, victim, "a Twitter pair worker", out)
     assert _digests(out) == before
 
@@ -186,7 +189,7 @@ def test_ctrl_c_while_pair_workers_run_is_one_line_from_the_build(
     out, before = _previous(twitter_release, tmp_path)
     args = ["twitter", "build", archives[0], "--out", str(out), "--workers", "2"]
     args += ["--benchmark-queries", "3", "--pair-partitions", "8"]
-    code, stderr, _ = _kill_a_worker(tmp_path, args, rows_per_worker=1, ctrl_c=True)
+    code, stderr, _ = _kill_a_worker(tmp_path, args, rows_per_worker="1", ctrl_c=True)
     _assert_ended(code, stderr, out, 128 + signal.SIGINT)
     assert stderr.strip().splitlines()[-1].startswith("error: interrupted (SIGINT)")
     assert _digests(out) == before
