@@ -52,6 +52,8 @@ EXTRACT_VERSION = 2
 """Bump when extraction output changes for the same input: old extracts are then rebuilt."""
 
 _SUCCESS = "_SUCCESS"
+_MARKERS = (_SUCCESS, FILES, COUNTS)
+"""The files of a finished extract beside its shards; ``_SUCCESS`` is written last."""
 
 
 @dataclass(frozen=True)
@@ -163,9 +165,6 @@ def _tweet_key(row: Mapping[str, Any]) -> int:
 def extract_is_complete(folder: str) -> bool:
     """Whether an extract folder was finished (a killed run's leftover is not)."""
     return all(exists(join(folder, n)) for n in _MARKERS)
-
-
-_MARKERS = (_SUCCESS, FILES, COUNTS)
 
 
 def seal_extract(folder: str, archive: InputArchive) -> None:
