@@ -1,7 +1,7 @@
 """The local bitext/ParaNMT engine publishes the Beam pipeline's release, byte for byte.
 
 Each case builds the same inputs with ``engine="beam"`` (Beam's in-process runner) and with
-the local engine on 1 and 2 workers (the second under the smallest ``--memory-limit``), and
+the local engine on 1 worker (under the smallest ``--memory-limit``, which fits one) and on 2, and
 compares every file of the releases, the manifest included: the pairs, the dead letters,
 every count. Partitions are forced down to a few
 kilobytes in one case, so duplicates and capped groups are spread over many partitions and
@@ -45,7 +45,7 @@ def same_on_every_engine(
     assert manifest["accounting"]["balanced"]
     expected = files(beam)
     assert any(name.startswith("pairs/") for name in expected)
-    for workers, memory_limit in ((1, None), (2, 256)):
+    for workers, memory_limit in ((1, 256), (2, None)):
         local = tmp_path / f"local-{workers}"
         config = replace(config_of(local), engine="local", workers=workers)
         build(replace(config, memory_limit=memory_limit))
@@ -54,12 +54,15 @@ def same_on_every_engine(
 
 
 def test_a_tight_memory_limit_makes_the_partitions_smaller() -> None:
+    """Partitions are read once the filter workers have ended: only this process's own
+    memory is set aside from the budget."""
     mib = 2**20
-    assert engine.partition_bytes(None, 2) == engine.PARTITION_BYTES
-    assert engine.partition_bytes(12 * 2**30, 2) == engine.PARTITION_BYTES  # never larger
-    free = 512 * mib - 2 * engine.FILTER_WORKER_BYTES
-    assert engine.partition_bytes(512 * mib, 2) == free // engine.BYTES_PER_INPUT_BYTE
-    assert engine.partition_bytes(256 * mib, 2) == mib  # the floor
+    assert engine.partition_bytes(None) == engine.PARTITION_BYTES
+    assert engine.partition_bytes(12 * 2**30) == engine.PARTITION_BYTES  # never larger
+    free = 256 * mib - engine.MAIN_BYTES
+    assert engine.partition_bytes(256 * mib) == free // engine.BYTES_PER_INPUT_BYTE
+    assert engine.partition_bytes(256 * mib) < engine.PARTITION_BYTES
+    assert engine.partition_bytes(engine.MAIN_BYTES) == mib  # the floor
 
 
 def test_every_format_with_bad_records_and_a_cap(tmp_path: Path) -> None:

@@ -103,7 +103,7 @@ def test_same_extract_as_the_beam_pipeline(
     reference = _extract(archive, tmp_path / "beam", "beam")
     spilled: list[str] = []
     if partitioned:  # many partitions, and rows to disk every few records
-        monkeypatch.setattr(tb, "partition_bytes", lambda budget, workers: 2_000)
+        monkeypatch.setattr(tb, "partition_bytes", lambda budget: 2_000)
         monkeypatch.setattr(local_extract, "BATCH_ROWS", 7)
         real_write = PartitionWriter._write
         monkeypatch.setattr(

@@ -18,16 +18,16 @@ from typing import Any
 from corpusforge.beamflags import choose_engine, runner_name
 from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions
 from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
-from corpusforge.local.bitext import PairJob, run_pairs
-from corpusforge.local.machine import default_workers, memory_budget
+from corpusforge.local.bitext import PairJob, filter_workers, floor_bytes, run_pairs
+from corpusforge.local.machine import check_floor, default_workers, memory_budget
 from corpusforge.pairing.candidates import PairRules
 from corpusforge.release import driver
 from corpusforge.release.driver import RunBuild, StartBuild, finish, raise_noted
-from corpusforge.release.io import InputError, join
+from corpusforge.release.io import InputError, expand_inputs, join
 from corpusforge.release.layout import DEAD_LETTERS
 from corpusforge.release.manifest import describe_input
 from corpusforge.release.pipeline import ReleaseSpec, publish_release
-from corpusforge.release.publish import ReleaseStore
+from corpusforge.release.publish import ReleaseStore, sidecars
 from corpusforge.sources.opus.formats import read_opus, reader_options
 from corpusforge.sources.opus.records import DeadLetter
 from corpusforge.sources.paranmt.parse import read_paranmt
@@ -77,10 +77,29 @@ def build_locally(
 
     Raises:
         InputError: no input yielded a pair (nothing is published).
+        MemoryBudgetError: ``--memory-limit`` is below what this build keeps (checked before
+            the draft is made).
     """
+    check_budget(config)
     if isinstance(config, BitextConfig):
         return build_bitext(config, beam_args, store, config.workers)
     return build_paranmt(config, beam_args, store, config.workers)
+
+
+def check_budget(config: BitextConfig | ParaphraseConfig) -> None:
+    """Refuse a ``--memory-limit`` below the least this build keeps
+    (:func:`~corpusforge.local.bitext.floor_bytes` of its inputs' bytes and
+    ``--rows-per-shard``).
+
+    Raises:
+        MemoryBudgetError: the limit is below that floor.
+    """
+    if config.memory_limit is None:
+        return
+    uris = expand_inputs(config.inputs, exclude=[config.out, *sidecars(config.out)])
+    floor = floor_bytes(sum(_size(uri) for uri in uris), config.rows_per_shard)
+    kind = "bitext" if isinstance(config, BitextConfig) else "ParaNMT"
+    check_floor(config.memory_limit, floor, f"this {kind} build")
 
 
 def build_bitext(
@@ -107,7 +126,7 @@ def build_bitext(
         cap=config.max_pairs_per_lang,
         pair_schema=spec.pair_schema,
         rows_per_shard=config.rows_per_shard,
-        workers=workers or default_workers(),
+        workers=filter_workers(memory_budget(config.memory_limit), workers or default_workers()),
         memory_budget=memory_budget(config.memory_limit),
     )
     options = {
@@ -152,7 +171,7 @@ def build_paranmt(
         cap=None,
         pair_schema=spec.pair_schema,
         rows_per_shard=config.rows_per_shard,
-        workers=workers or default_workers(),
+        workers=filter_workers(memory_budget(config.memory_limit), workers or default_workers()),
         memory_budget=memory_budget(config.memory_limit),
     )
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from corpusforge.beamflags import choose_engine, runner_name
 from corpusforge.config.twitter import TwitterConfig
-from corpusforge.local.extract import extract_archive, partition_bytes
+from corpusforge.local.extract import extract_archive, partition_bytes, read_workers
 from corpusforge.local.machine import default_workers, memory_budget
 from corpusforge.release.deadletter import extract_dead_letter_key
 from corpusforge.release.io import (
@@ -107,7 +107,8 @@ def run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list
         delete_tree(tweet_dirs[a.uri])
         delete_tree(dead_dirs[tweet_dirs[a.uri]])
     if extract_engine(config, beam_args) == "local":
-        workers = config.workers or default_workers()
+        budget = memory_budget(config.memory_limit)
+        workers = read_workers(budget, config.workers or default_workers())
         for a in todo:
             folder = tweet_dirs[a.uri]
             extract_archive(
@@ -119,9 +120,7 @@ def run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list
                 tweet_key=_tweet_key,
                 dead_key=extract_dead_letter_key,
                 workers=workers,
-                archive_bytes_per_partition=partition_bytes(
-                    memory_budget(config.memory_limit), workers
-                ),
+                archive_bytes_per_partition=partition_bytes(budget),
                 release_root=config.out,
             )
             seal_extract(folder, a)

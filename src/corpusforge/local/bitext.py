@@ -24,7 +24,9 @@ without holding the input in memory.
 
 Memory is one partition (at most ``PARTITION_BYTES`` of input text, less under a tight
 ``--memory-limit``: :func:`partition_bytes`), the writer's buffer and the window of batches
-in flight, whatever the input size. Nothing here depends on the
+in flight, whatever the input size; beside it, each filter process's own, so only the
+workers that fit ``--memory-limit`` start (:func:`filter_workers`) and a budget below
+:func:`floor_bytes` is refused. Nothing here depends on the
 number of workers or partitions: both only decide where work happens.
 """
 
@@ -47,6 +49,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.ipc
 
+from corpusforge.local.machine import fitting_workers
 from corpusforge.local.shards import FrameShards
 from corpusforge.local.spill import read_arrow
 from corpusforge.local.workers import worker_pool
@@ -77,8 +80,19 @@ PARTITION_BYTES = 16 << 20
 """Input bytes per dedup partition at most: a partition's candidates and their sorted copy
 take about ``BYTES_PER_INPUT_BYTE`` times that in memory."""
 BYTES_PER_INPUT_BYTE = 10
-FILTER_WORKER_BYTES = 200 << 20
-"""A filter process: the interpreter, fastText's model and the batches it holds."""
+MAIN_BYTES = 176 << 20
+"""This process while the filter workers run: its imports, the reader, the window of batches
+in flight and the spill (measured: 150-165 MiB PSS beside 2 to 16 workers, 200k lines)."""
+FILTER_WORKER_BYTES = 112 << 20
+"""A filter process's own memory (PSS): the interpreter, fastText's model and the batches it
+holds (measured: 91-117 MiB each beside 2 to 16 others)."""
+IN_PROCESS_BYTES = 224 << 20
+"""This process filtering the batches itself, one worker (measured: 186-211 MiB PSS)."""
+SHARD_BYTES_PER_ROW = 1_536
+SHARD_BYTES_PER_INPUT_BYTE = 8
+"""What writing one shard adds to this process, per row of the shard and, since a shard holds
+at most the whole input, per byte of input (measured: 225-275 MiB over ``MAIN_BYTES``' 150
+for a shard of 199,977 rows from 36 MiB of Moses pairs)."""
 MAX_PARTITIONS = 512
 """Open spill files at most (one per partition): past 8 GiB of input, partitions grow instead."""
 DEAD_ROWS = 10_000
@@ -107,7 +121,8 @@ class PairJob:
         cap: pairs kept per (dataset, group); ``None`` keeps all.
         pair_schema: the schema of the rows written.
         rows_per_shard: target rows per shard.
-        workers: filter processes; 1 filters in this process.
+        workers: filter processes; 1 filters in this process (:func:`filter_workers`
+            of the budget: the driver starts only those that fit).
         memory_budget: bytes the engine plans for (``None``: no limit beyond
             ``PARTITION_BYTES`` of input per partition).
     """
@@ -123,13 +138,30 @@ class PairJob:
     memory_budget: int | None = None
 
 
-def partition_bytes(memory_budget: int | None, workers: int) -> int:
+def partition_bytes(memory_budget: int | None) -> int:
     """Input bytes per dedup partition: ``PARTITION_BYTES``, or less where one partition
-    beside ``workers`` filter processes would not fit ``memory_budget`` (never below 1 MiB)."""
+    beside this process's own memory would not fit ``memory_budget`` (never below 1 MiB). The
+    partitions are read once the filter workers have ended, so the workers take nothing."""
     if memory_budget is None:
         return PARTITION_BYTES
-    free = memory_budget - max(workers, 1) * FILTER_WORKER_BYTES
+    free = memory_budget - MAIN_BYTES
     return max(1 << 20, min(PARTITION_BYTES, free // BYTES_PER_INPUT_BYTE))
+
+
+def filter_workers(memory_budget: int, requested: int) -> int:
+    """How many of ``requested`` filter processes fit ``memory_budget`` beside this process
+    (1: this process filters); a log line says so when fewer start."""
+    return fitting_workers(
+        memory_budget, requested, main=MAIN_BYTES, worker=FILTER_WORKER_BYTES, stage="bitext"
+    )
+
+
+def floor_bytes(input_bytes: int, rows_per_shard: int) -> int:
+    """The least memory a build of ``input_bytes`` keeps: this process filtering alone with
+    the smallest partition, or writing one shard (at most ``rows_per_shard`` rows, at most the
+    whole input), whichever is more."""
+    shard = min(SHARD_BYTES_PER_INPUT_BYTE * input_bytes, SHARD_BYTES_PER_ROW * rows_per_shard)
+    return max(IN_PROCESS_BYTES, MAIN_BYTES + (1 << 20) * BYTES_PER_INPUT_BYTE, MAIN_BYTES + shard)
 
 
 @dataclass
@@ -160,7 +192,7 @@ def run_pairs(
         scratch: a local folder for spill files, removed at the end.
         input_bytes: bytes of the inputs, which size the partitions.
     """
-    per_partition = partition_bytes(job.memory_budget, job.workers)
+    per_partition = partition_bytes(job.memory_budget)
     partitions = max(1, min(MAX_PARTITIONS, math.ceil(input_bytes / per_partition)))
     os.makedirs(scratch, exist_ok=True)
     counts: Counter[CountKey] = Counter()

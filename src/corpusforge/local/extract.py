@@ -24,7 +24,8 @@ whatever the number of workers (``tests/twitter/test_local_extract.py``):
 
 Memory: a worker holds one member's lines and one batch of rows; this process holds one
 partition. Partitions are sized from the archive's bytes (``partition_bytes`` of archive per
-partition, :func:`partition_bytes` from ``--memory-limit``).
+partition, :func:`partition_bytes` from ``--memory-limit``), and only the workers that fit the
+budget beside this process start (:func:`read_workers`).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ import polars as pl
 import pyarrow as pa
 
 from corpusforge import progress
-from corpusforge.local.machine import process_context, release_unused_memory
+from corpusforge.local.machine import fitting_workers, process_context, release_unused_memory
 from corpusforge.local.shards import FrameShards
 from corpusforge.local.spill import PartitionWriter, read_partition
 from corpusforge.local.workers import dead_worker, start_worker
@@ -72,8 +73,16 @@ decompressed bytes are capped at 4 GiB by default, and every row takes a line)."
 MERGE_BYTES_PER_ARCHIVE_BYTE = 4.0
 """Peak memory of merging a partition, per byte of archive it covers (measured on bz2
 archives, ``benchmarks/RESULTS.md``): sizes partitions under ``--memory-limit``."""
-WORKER_BYTES = 200 * 2**20
-"""A read worker's own memory: one member's decoder and a batch of rows of each kind."""
+WORKER_BYTES = 128 * 2**20
+"""A read worker's own memory (PSS): one member's decoder and a batch of rows of each kind
+(measured: 118-127 MiB each beside one other after 38 members of a 200k-tweet zip; 30-42 MiB
+beside 15 others after about 5)."""
+READ_MAIN_BYTES = 64 * 2**20
+"""This process while the read workers run: it lists members and counts (measured: 35-63 MiB
+PSS beside two workers)."""
+MERGE_MAIN_BYTES = 192 * 2**20
+"""This process's own memory beside the partition it merges, the workers gone (measured:
+158-199 MiB PSS between merges)."""
 EXTRACT_WORKER = "a Twitter extract worker"
 """A read worker, as an error names it."""
 
@@ -82,11 +91,20 @@ _PLACE = pa.field("_place", pa.uint64())
 _FILLED = ("reply_to_id", "quote_of_id", "lang", "created_at")
 
 
-def partition_bytes(memory_limit: int, workers: int) -> int:
-    """Archive bytes per partition so that one partition's merge, beside ``workers`` read
-    workers, fits ``memory_limit`` bytes (never below 8 MiB of archive)."""
-    free = memory_limit - workers * WORKER_BYTES
+def partition_bytes(memory_limit: int) -> int:
+    """Archive bytes per partition so that one partition's merge, beside this process's own
+    memory, fits ``memory_limit`` bytes (never below 8 MiB of archive). Partitions are merged
+    once the read workers have ended, so the workers take nothing."""
+    free = memory_limit - MERGE_MAIN_BYTES
     return max(8 * 2**20, int(free / MERGE_BYTES_PER_ARCHIVE_BYTE))
+
+
+def read_workers(memory_limit: int, requested: int) -> int:
+    """How many of ``requested`` read processes fit ``memory_limit`` bytes beside this process
+    (1: this process reads); a log line says so when fewer start."""
+    return fitting_workers(
+        memory_limit, requested, main=READ_MAIN_BYTES, worker=WORKER_BYTES, stage="Twitter extract"
+    )
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,27 @@
-"""What this machine offers the local engines: its cores and a memory budget."""
+"""What this machine offers the local engines: its cores and a memory budget, and how many
+workers of a stage fit that budget.
+
+``--memory-limit`` bounds the whole process tree: a stage starts only the workers whose own
+memory fits beside this process's (:func:`fitting_workers`), and a build refuses a budget
+below the least it can keep (:func:`check_floor`). The figures each stage gives are the
+proportional set sizes (PSS, ``/proc/<pid>/smaps_rollup``: a page shared by n processes
+counts 1/n in each) measured by ``benchmarks/bench_tree_memory.py``.
+"""
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import sys
 from typing import Any
 
 import pyarrow as pa
+
+from corpusforge.config.flags import FlagError
+from corpusforge.release.io import InputError
+
+log = logging.getLogger(__name__)
 
 MIB = 2**20
 
@@ -33,6 +47,51 @@ def memory_budget(memory_limit_mib: int | None) -> int:
     if memory_limit_mib:
         return memory_limit_mib * MIB
     return physical_memory() // 2
+
+
+class MemoryBudgetError(FlagError, InputError):
+    """``--memory-limit`` is below the least a build of these inputs can keep: a user error
+    (exit 2, as an :class:`~corpusforge.release.io.InputError`), its message naming the flag
+    and that floor."""
+
+
+def fitting_workers(budget: int, requested: int, *, main: int, worker: int, stage: str) -> int:
+    """How many of ``requested`` worker processes start: as many as fit ``budget`` bytes
+    beside this process's own ``main`` bytes, each taking ``worker`` bytes; 1 (the work done
+    in this process) where two do not. One log line says so when fewer than ``requested``
+    start.
+
+    Args:
+        budget: bytes the build plans for (:func:`memory_budget`).
+        requested: ``--workers`` (or this machine's cores).
+        main: this process's own memory while the workers run.
+        worker: each worker's own memory (its PSS beside the others).
+        stage: the workers' name in the log line (``bitext``, ``Twitter extract``).
+    """
+    fits = max(1, min(requested, (budget - main) // worker))
+    if fits < requested:
+        log.info(
+            "--memory-limit %d MiB fits %d of %d %s workers", budget // MIB, fits, requested, stage
+        )
+    return fits
+
+
+def check_floor(memory_limit_mib: int | None, floor: int, build: str) -> None:
+    """Refuse ``--memory-limit`` below ``floor`` bytes, the least ``build`` can keep.
+
+    Args:
+        memory_limit_mib: ``--memory-limit`` (``None``: not given, nothing to refuse).
+        floor: bytes of this process with one worker's work and its least batch.
+        build: what needs them, for the message (``this bitext build``).
+
+    Raises:
+        MemoryBudgetError: the limit is below ``floor``.
+    """
+    if memory_limit_mib is not None and memory_limit_mib * MIB < floor:
+        floor_mib = -(-floor // MIB)
+        raise MemoryBudgetError(
+            "memory_limit", f"{memory_limit_mib} MiB is below the {floor_mib} MiB {build} needs"
+        )
 
 
 def process_context() -> Any:
