@@ -48,7 +48,7 @@ def test_extract_and_pair_graphs_build_offline(tmp_path: Path) -> None:
     } <= _labels(extract)
     assert {
         "Pairs/InConversations/KeepConversations",
-        "Pairs/JoinDeletes",
+        "Pairs/InConversations/GroupById",
         "Pairs/GroupByRoot",
         "Pairs/Benchmarks/ChooseQueries",
         "Pairs/PairRoots",

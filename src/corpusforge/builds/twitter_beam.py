@@ -121,9 +121,8 @@ def pairs_on_beam(
     """
     with job(pipeline_options(beam_args)) as p:
         tweets = read_parquet(p, "Tweets", tweet_files)
-        links = read_parquet(p, "Links", tweet_files, ["lang", "reply_to_id", "quote_of_id"])
         deletes = read_parquet(p, "Deletes", delete_files, ["id"])
-        inputs = {"tweets": tweets, "links": links, "deletes": deletes}
+        inputs = {"tweets": tweets, "deletes": deletes}
         result = inputs | "Pairs" >> TwitterPairs(
             settings.profile,
             settings.min_chars,

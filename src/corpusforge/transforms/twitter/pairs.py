@@ -1,13 +1,23 @@
 """Beam wiring of the Twitter pair stage: normalised tweets and delete notices -> pairs.
 
 :class:`TwitterPairs` keeps the tweets that can be in a pair (:class:`ConversationRecords`:
-language and conversation filters, every row counted), joins the delete notices, cleans
-each tweet into a conversation node, groups the nodes by root, chooses the benchmarks
+language and conversation filters and the delete notices, every row counted), cleans each
+tweet into a conversation node, groups the nodes by root, chooses the benchmarks
 (:class:`TwitterBenchmarks`) and holds their tweets out, then gives one pair per root and
 dataset, keeps exact-duplicate texts once and, with ``pairs_per_dataset``, samples each
 dataset by seeded hash; with counts for every drop. Every choice is a pure function of
 ``corpusforge.pairing`` and ``corpusforge.text``, the ones the local engine
 (:mod:`corpusforge.local.pairs`) calls in the same order, so both write the same rows.
+
+Scale out, not up: whatever grows with the input travels through keyed groupings (by tweet
+id, root, text or shard), never as a side input or a global combine, so no worker holds
+the input's ids. The side inputs left (:data:`BOUNDED_SIDE_INPUTS`, checked on the job graph
+by ``tests/twitter/test_scale_out.py``) and the one global combine (:data:`BOUNDED_GLOBAL`)
+are bounded by the configuration: the benchmarks' ``--benchmark-queries`` and
+``--benchmark-positives``/``--benchmark-negatives``, and the number of output folders. The
+per-key tops are bounded the same way: ``ChooseQueries`` by ``--benchmark-queries``,
+``ChooseNegatives`` by the benchmarks' pool size, ``SamplePerDataset`` by
+``--pairs-per-dataset``.
 
 Counts travel as ``(key, n)`` elements (summed later) and as Beam metrics, so the release's
 accounting does not depend on a runner's metrics support.
@@ -20,7 +30,6 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import apache_beam as beam
-import numpy as np
 from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
 
@@ -44,7 +53,6 @@ from corpusforge.pairing.conversations import (
     sample_key,
     tweet_node,
 )
-from corpusforge.sources.twitter import idsets
 from corpusforge.text.clean import CleanProfile, clean_text
 from corpusforge.text.decontam import Decontaminator
 from corpusforge.transforms.tags import COUNTS
@@ -82,32 +90,71 @@ class _SelectLangFn(beam.DoFn):
             yield TaggedOutput(COUNTS, ("records_lang_not_selected", 1))
 
 
-class _InConversationFn(beam.DoFn):
-    """Rows -> those that reply, quote, or are replied to or quoted (side input ``ids``)."""
+BOUNDED_SIDE_INPUTS = {
+    "Pairs/Benchmarks/NotUnderQueryRoots": "the chosen queries' roots: --benchmark-queries "
+    "a benchmark",
+    "Pairs/PairRoots": "the benchmarks' tweet ids and text hashes: --benchmark-queries rows a "
+    "benchmark, each of a root, its positives and negatives",
+    "WritePairs/AssignShard": "one row count per output folder: the datasets and all",
+}
+"""The side inputs of the pair pipeline (``builds/twitter_beam.py``), by the label of the step
+that reads them, and why their size is bounded by the configuration, not by the input."""
 
-    def process(self, row: dict[str, Any], parents: np.ndarray) -> Iterator[Any]:
-        if (
-            row["reply_to_id"] is not None
-            or row["quote_of_id"] is not None
-            or idsets.contains(parents, row["id"])
-        ):
-            yield TaggedOutput(COUNTS, ("records_in_conversations", 1))
-            yield row
-        else:
-            yield TaggedOutput(COUNTS, ("records_outside_conversations", 1))
+BOUNDED_GLOBAL = {
+    "Pairs/Benchmarks/HeldOutList": "the benchmarks' held-out items, as for Pairs/PairRoots",
+}
+"""The global combines of the pair pipeline, and why their size is bounded."""
+
+RECORD, LINKED, DELETED = "record", "linked", "deleted"
+"""What a value grouped under a tweet id says (:class:`_KeepConversationsFn`)."""
+
+
+class _KeepConversationsFn(beam.DoFn):
+    """(id, [(role, value)]) -> (id, (conversation records, deleted)); counts of every record.
+
+    The roles: ``record`` (a selected row of that id, from one archive), ``linked`` (some
+    row replies to or quotes the id), ``deleted`` (a delete notice of the id). A record is
+    kept when it replies, quotes, or is replied to or quoted. The links and delete notices
+    are read as flags, never held: a tweet replied to a million times costs one flag.
+    """
+
+    def process(self, element: tuple[int, Iterable[tuple[str, Any]]]) -> Iterator[Any]:
+        tweet_id, values = element
+        records: list[dict[str, Any]] = []
+        linked = deleted = False
+        for role, value in values:
+            if role == RECORD:
+                records.append(value)
+            elif role == LINKED:
+                linked = True
+            else:
+                deleted = True
+        kept = [
+            r
+            for r in records
+            if linked or r["reply_to_id"] is not None or r["quote_of_id"] is not None
+        ]
+        if len(kept) < len(records):
+            yield TaggedOutput(COUNTS, ("records_outside_conversations", len(records) - len(kept)))
+        if kept:  # a delete notice of a tweet outside the conversations goes no further
+            yield TaggedOutput(COUNTS, ("records_in_conversations", len(kept)))
+            yield tweet_id, (kept, deleted)
+
+
+def _parent_links(row: dict[str, Any]) -> list[tuple[int, tuple[str, None]]]:
+    return [(i, (LINKED, None)) for i in (row["reply_to_id"], row["quote_of_id"]) if i is not None]
 
 
 class ConversationRecords(beam.PTransform):
-    """``{"rows", "links"?}`` -> ``{"records", "ids", "counts"}``: rows that can be in a pair.
-
-    ``links``, optional, is a narrow read of the same rows (``lang``, ``reply_to_id``,
-    ``quote_of_id``) from which the parent ids are computed without holding the full rows.
+    """``{"rows", "deletes"?}`` -> ``{"records", "counts"}``: the rows that can be in a pair.
 
     A tweet can be in a pair only when its language is selected and it replies, quotes, or
-    is replied to or quoted. A cheap id pass collects the referenced ids into a sorted
-    int64 array (a side input), so the big groupings that follow hold only conversation
-    tweets: on a stream sample most tweets are in none. ``ids`` (a sorted array of every
-    id kept) lets the delete notices be cut down the same way. Every row in is counted:
+    is replied to or quoted. Every selected row is keyed by its own id, every reply or quote
+    by the id it points to, every delete notice by its id, and one grouping by id decides
+    (:class:`_KeepConversationsFn`): no set of ids is gathered in one place, so the work
+    spreads over the workers by id whatever the input's size. ``records`` holds ``(id,
+    (records, deleted))``: the conversation records of one tweet id (one per archive that
+    has it) and whether a delete notice names it. Every row in is counted:
     ``records_in == records_lang_not_selected + records_outside_conversations +
     records_in_conversations``.
 
@@ -133,78 +180,31 @@ class ConversationRecords(beam.PTransform):
         selected = inputs["rows"] | "SelectLang" >> beam.ParDo(
             _SelectLangFn(self._langs, self._lid_model, self._profile)
         ).with_outputs(COUNTS, main="rows")
-        # The parent ids come from a narrow second read when there is one: computed from the
-        # full rows, the in-process runner would have to hold every row until they are ready.
-        links = inputs.get("links")
-        if links is None:
-            links = selected.rows
-        elif self._lid_model is None:  # by the lang field: only selected children count
-            langs = frozenset(self._langs)
-            links = links | "LinkLang" >> beam.Filter(lambda r: r["lang"] in langs)
-        # with fastText, every child's links are kept: a superset, so no parent is missed
-        parents = (
-            links
-            | "ParentIds"
-            >> beam.FlatMap(
-                lambda r: [i for i in (r["reply_to_id"], r["quote_of_id"]) if i is not None]
+        # by the lang field, only selected children link; with fastText every child's links
+        # count (a superset, so no parent is missed), as the local engine counts them
+        children = selected.rows if self._lid_model is None else inputs["rows"]
+        tagged = [
+            selected.rows | "KeyRecordsById" >> beam.Map(lambda r: (r["id"], (RECORD, r))),
+            children | "KeyLinksByParentId" >> beam.FlatMap(_parent_links),
+        ]
+        if "deletes" in inputs:
+            tagged.append(
+                inputs["deletes"]
+                | "KeyDeletesById" >> beam.Map(lambda r: (r["id"], (DELETED, None)))
             )
-            | "ParentIdArray" >> beam.CombineGlobally(_SortedIdsFn())
-        )
-        kept = selected.rows | "KeepConversations" >> beam.ParDo(
-            _InConversationFn(), parents=beam.pvalue.AsSingleton(parents)
-        ).with_outputs(COUNTS, main="rows")
-        ids = (
-            kept.rows
-            | "KeptIds" >> beam.Map(lambda r: r["id"])
-            | "KeptIdArray" >> beam.CombineGlobally(_SortedIdsFn())
+        kept = (
+            tuple(tagged)
+            | "TagById" >> beam.Flatten()
+            | "GroupById" >> beam.GroupByKey()
+            | "KeepConversations"
+            >> beam.ParDo(_KeepConversationsFn()).with_outputs(COUNTS, main="records")
         )
         counts = (selected[COUNTS], kept[COUNTS]) | "RecordCounts" >> beam.Flatten()
-        return {"records": kept.rows, "ids": ids, "counts": counts}
-
-
-class _SortedIdsFn(beam.CombineFn):
-    """ids -> one sorted, distinct int64 array (compact: 8 bytes an id).
-
-    The accumulator is ``(sorted arrays, pending ids)``: ids collect in a list and are
-    folded into an array every 65,536, so neither a Python set of all ids nor one array per
-    id is ever built.
-    """
-
-    def create_accumulator(self) -> tuple[list[np.ndarray], list[int]]:
-        return [], []
-
-    def add_input(
-        self, acc: tuple[list[np.ndarray], list[int]], tweet_id: int
-    ) -> tuple[list[np.ndarray], list[int]]:
-        arrays, pending = acc
-        pending.append(tweet_id)
-        if len(pending) >= 65_536:
-            arrays.append(idsets.sorted_ids(pending))
-            pending.clear()
-            if len(arrays) > 64:  # fold now and then: amortised, and memory stays compact
-                arrays[:] = [idsets.union(arrays)]
-        return acc
-
-    def merge_accumulators(
-        self, accs: Iterable[tuple[list[np.ndarray], list[int]]]
-    ) -> tuple[list[np.ndarray], list[int]]:
-        arrays: list[np.ndarray] = []
-        pending: list[int] = []
-        for a, p in accs:
-            arrays.extend(a)
-            pending.extend(p)
-        if pending:
-            arrays.append(idsets.sorted_ids(pending))
-        return ([idsets.union(arrays)] if arrays else []), []
-
-    def extract_output(self, acc: tuple[list[np.ndarray], list[int]]) -> np.ndarray:
-        arrays, pending = acc
-        parts = [*arrays, idsets.sorted_ids(pending)] if pending else arrays
-        return idsets.union(parts)
+        return {"records": kept.records, "counts": counts}
 
 
 class _NodeFn(beam.DoFn):
-    """(id, {tweets, deleted}) -> conversation edges of the cleaned node; counts."""
+    """(id, (records, deleted)) -> conversation edges of the cleaned node; counts."""
 
     def __init__(
         self,
@@ -218,14 +218,11 @@ class _NodeFn(beam.DoFn):
         self._langs = frozenset(langs)
         self._decontaminator = decontaminator
 
-    def process(self, element: tuple[int, dict[str, list[Any]]]) -> Iterator[Any]:
-        tweet_id, groups = element
-        records = groups["tweets"]
-        if not records:  # a delete notice of a tweet outside the conversations kept
-            return
+    def process(self, element: tuple[int, tuple[list[dict[str, Any]], bool]]) -> Iterator[Any]:
+        tweet_id, (records, deleted) = element
         node, keys = tweet_node(
-            list(records),
-            deleted=bool(groups["deleted"]),
+            records,
+            deleted=deleted,
             profile=self._profile,
             min_chars=self._min_chars,
             langs=self._langs,
@@ -419,30 +416,13 @@ class TwitterPairs(beam.PTransform):
         self._decontaminator = decontaminator
 
     def expand(self, inputs: dict[str, beam.PCollection]) -> dict[str, beam.PCollection]:
-        rows = {"rows": inputs["tweets"]}
-        if "links" in inputs:
-            rows["links"] = inputs["links"]
-        relevant = rows | "InConversations" >> ConversationRecords(
-            self._langs, self._lid_model, self._profile
-        )
-        tweets = relevant["records"] | "KeyTweetById" >> beam.Map(lambda r: (r["id"], r))
-        deleted = (
-            inputs["deletes"]
-            | "DeletesInConversations"
-            >> beam.Filter(
-                lambda r, ids: idsets.contains(ids, r["id"]),
-                ids=beam.pvalue.AsSingleton(relevant["ids"]),
-            )
-            | "KeyDeleteById" >> beam.Map(lambda r: (r["id"], True))
-        )
-        nodes = (
-            {"tweets": tweets, "deleted": deleted}
-            | "JoinDeletes" >> beam.CoGroupByKey()
-            | "CleanNodes"
-            >> beam.ParDo(
-                _NodeFn(self._profile, self._min_chars, self._langs, self._decontaminator)
-            ).with_outputs(COUNTS, main="edges")
-        )
+        relevant = {
+            "rows": inputs["tweets"],
+            "deletes": inputs["deletes"],
+        } | "InConversations" >> ConversationRecords(self._langs, self._lid_model, self._profile)
+        nodes = relevant["records"] | "CleanNodes" >> beam.ParDo(
+            _NodeFn(self._profile, self._min_chars, self._langs, self._decontaminator)
+        ).with_outputs(COUNTS, main="edges")
         conversations = (
             nodes.edges
             | "GroupByRoot" >> beam.GroupByKey()

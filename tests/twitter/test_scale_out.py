@@ -1,0 +1,155 @@
+"""The Twitter pair pipeline scales out: nothing whose size grows with the input reaches a
+worker whole. Its job graph is built offline (as in ``test_job_graph.py``) and every side
+input and global combine in it must be one that ``transforms/twitter/pairs.py`` lists as
+bounded by the configuration; the keyed join that replaced the id arrays is checked on
+inline rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import apache_beam as beam
+import pytest
+from apache_beam.portability import common_urns
+from apache_beam.portability.api import beam_runner_api_pb2
+from apache_beam.runners.runner import PipelineResult, PipelineRunner, PipelineState
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from corpusforge.builds import twitter_pairs as tp
+from corpusforge.config.twitter import TwitterConfig
+from corpusforge.pairing.benchmarks import BenchmarkConfig
+from corpusforge.text.clean import get_profile
+from corpusforge.transforms.twitter import ConversationRecords
+from corpusforge.transforms.twitter.pairs import BOUNDED_GLOBAL, BOUNDED_SIDE_INPUTS
+
+
+class GraphOnlyRunner(PipelineRunner):
+    """Records the pipeline's portable proto instead of running it."""
+
+    graphs: ClassVar[list[beam_runner_api_pb2.Pipeline]] = []
+
+    def run_pipeline(self, pipeline: beam.Pipeline, options: Any) -> PipelineResult:
+        GraphOnlyRunner.graphs.append(pipeline.to_runner_api())
+        return PipelineResult(PipelineState.DONE)
+
+
+def _pair_graph(tmp_path: Path, **settings: Any) -> beam_runner_api_pb2.Pipeline:
+    config = TwitterConfig(inputs=("unused",), out=str(tmp_path / "release"), **settings)
+    GraphOnlyRunner.graphs.clear()
+    runner = [f"--runner={__name__}.GraphOnlyRunner"]
+    tp.run_pairs(["t.parquet"], ["d.parquet"], config, runner, str(tmp_path / "staging"))
+    (graph,) = GraphOnlyRunner.graphs
+    return graph
+
+
+def _side_input_readers(graph: beam_runner_api_pb2.Pipeline) -> set[str]:
+    """The labels of the steps that read a side input."""
+    readers = set()
+    for transform in graph.components.transforms.values():
+        if transform.spec.urn == common_urns.primitives.PAR_DO.urn:
+            payload = beam_runner_api_pb2.ParDoPayload.FromString(transform.spec.payload)
+            if payload.side_inputs:
+                readers.add(transform.unique_name)
+    return readers
+
+
+def _global_combines(graph: beam_runner_api_pb2.Pipeline) -> set[str]:
+    """The labels of the steps under which a ``CombineGlobally`` keys everything alike."""
+    names = (t.unique_name for t in graph.components.transforms.values())
+    return {n.removesuffix("/KeyWithVoid") for n in names if n.endswith("/KeyWithVoid")}
+
+
+def _under(name: str, labels: dict[str, str]) -> bool:
+    """Whether step ``name`` is one of ``labels`` or inside one."""
+    return any(name == label or name.startswith(label + "/") for label in labels)
+
+
+def _found(label: str, names: set[str]) -> bool:
+    return any(_under(name, {label: ""}) for name in names)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        pytest.param({}, id="defaults"),
+        pytest.param({"pairs_per_dataset": 1000, "lid": "fasttext"}, id="sampled-fasttext"),
+    ],
+)
+def test_only_bounded_side_inputs_and_global_combines(
+    tmp_path: Path, settings: dict[str, Any]
+) -> None:
+    graph = _pair_graph(tmp_path, **settings)
+    bounded = {**BOUNDED_SIDE_INPUTS, **BOUNDED_GLOBAL}  # a global combine reads its own result
+    readers = _side_input_readers(graph)
+    assert [name for name in readers if not _under(name, bounded)] == []
+    combines = _global_combines(graph)
+    assert [name for name in combines if not _under(name, BOUNDED_GLOBAL)] == []
+    # and the lists name no step that is gone
+    assert {label for label in BOUNDED_SIDE_INPUTS if _found(label, readers)} == set(
+        BOUNDED_SIDE_INPUTS
+    )
+    assert {label for label in BOUNDED_GLOBAL if _found(label, combines)} == set(BOUNDED_GLOBAL)
+
+
+def test_without_benchmarks_only_the_empty_hold_out_and_the_shard_counts_remain(
+    tmp_path: Path,
+) -> None:
+    graph = _pair_graph(tmp_path, benchmarks=BenchmarkConfig(queries=0))
+    readers = _side_input_readers(graph)
+    assert [name for name in readers if not _under(name, BOUNDED_SIDE_INPUTS)] == []
+    assert not _found("Pairs/Benchmarks", readers)
+    assert _global_combines(graph) == set()
+
+
+def _row(i: int, reply_to: int | None = None, archive: str = "a") -> dict[str, Any]:
+    return {
+        "id": i,
+        "created_at": None,
+        "lang": "en",
+        "text": f"tweet number {i}",
+        "reply_to_id": reply_to,
+        "quote_of_id": None,
+        "embedded_only": False,
+        "origin_archive": archive,
+        "origin_member": "m",
+        "origin_line": i,
+    }
+
+
+def test_conversation_records_are_decided_per_record_by_one_grouping_on_the_id() -> None:
+    """A root is kept for being replied to; of two copies of tweet 7 only the one that replies
+    is kept (its other copy is counted outside); a lone tweet and a delete notice of no kept
+    tweet go no further; a deleted reply carries its flag."""
+    rows = [
+        _row(1),
+        _row(2, reply_to=1),
+        _row(3, reply_to=1),
+        _row(7, reply_to=1, archive="a"),
+        _row(7, archive="b"),
+        _row(9),
+    ]
+    p = TestPipeline(runner="FnApiRunner")
+    out = {
+        "rows": p | "Rows" >> beam.Create(rows),
+        "deletes": p | "Deletes" >> beam.Create([{"id": 3}, {"id": 9}, {"id": 42}]),
+    } | ConversationRecords(("en",), None, get_profile("paper"))
+    assert_that(
+        out["records"]
+        | beam.MapTuple(lambda i, kd: (i, sorted(r["origin_archive"] for r in kd[0]), kd[1])),
+        equal_to([(1, ["a"], False), (2, ["a"], False), (3, ["a"], True), (7, ["a"], False)]),
+        label="records",
+    )
+    assert_that(
+        out["counts"] | beam.CombinePerKey(sum),
+        equal_to(
+            [
+                ("records_in", 6),
+                ("records_in_conversations", 4),
+                ("records_outside_conversations", 2),
+            ]
+        ),
+        label="counts",
+    )
+    p.run().wait_until_finish()
