@@ -59,10 +59,10 @@ def test_a_tight_memory_limit_makes_the_partitions_smaller() -> None:
     mib = 2**20
     assert engine.partition_bytes(None) == engine.PARTITION_BYTES
     assert engine.partition_bytes(12 * 2**30) == engine.PARTITION_BYTES  # never larger
-    free = 256 * mib - engine.MAIN_BYTES
-    assert engine.partition_bytes(256 * mib) == free // engine.BYTES_PER_INPUT_BYTE
-    assert engine.partition_bytes(256 * mib) < engine.PARTITION_BYTES
-    assert engine.partition_bytes(engine.MAIN_BYTES) == mib  # the floor
+    free = 384 * mib - engine.WRITE_MAIN_BYTES
+    assert engine.partition_bytes(384 * mib) == free // engine.BYTES_PER_INPUT_BYTE
+    assert engine.partition_bytes(384 * mib) < engine.PARTITION_BYTES
+    assert engine.partition_bytes(engine.WRITE_MAIN_BYTES) == mib  # the floor
 
 
 def test_every_format_with_bad_records_and_a_cap(tmp_path: Path) -> None:

@@ -83,16 +83,21 @@ BYTES_PER_INPUT_BYTE = 10
 MAIN_BYTES = 176 << 20
 """This process while the filter workers run: its imports, the reader, the window of batches
 in flight and the spill (measured: 150-165 MiB PSS beside 2 to 16 workers, 200k lines)."""
-FILTER_WORKER_BYTES = 112 << 20
+FILTER_WORKER_BYTES = 120 << 20
 """A filter process's own memory (PSS): the interpreter, fastText's model and the batches it
-holds (measured: 91-117 MiB each beside 2 to 16 others)."""
+holds (measured: 91-118 MiB each beside 1 to 15 others)."""
 IN_PROCESS_BYTES = 224 << 20
 """This process filtering the batches itself, one worker (measured: 186-211 MiB PSS)."""
-SHARD_BYTES_PER_ROW = 1_536
-SHARD_BYTES_PER_INPUT_BYTE = 8
+WRITE_MAIN_BYTES = 232 << 20
+"""This process once the filter workers have ended, beside the partition it deduplicates or
+the shard it writes: what filtering left (measured: 231-264 MiB PSS after 200k lines, less
+after a few; with a shard of them, below)."""
+SHARD_BYTES_PER_ROW = 1_280
+SHARD_BYTES_PER_INPUT_BYTE = 7
 """What writing one shard adds to this process, per row of the shard and, since a shard holds
-at most the whole input, per byte of input (measured: 225-275 MiB over ``MAIN_BYTES``' 150
-for a shard of 199,977 rows from 36 MiB of Moses pairs)."""
+at most the whole input, per byte of input (measured: this process at 441-490 MiB PSS writing
+a shard of 199,977 rows from 36 MiB of Moses pairs, 338-346 MiB with shards of 20,000: 487
+MiB modelled)."""
 MAX_PARTITIONS = 512
 """Open spill files at most (one per partition): past 8 GiB of input, partitions grow instead."""
 DEAD_ROWS = 10_000
@@ -144,7 +149,7 @@ def partition_bytes(memory_budget: int | None) -> int:
     partitions are read once the filter workers have ended, so the workers take nothing."""
     if memory_budget is None:
         return PARTITION_BYTES
-    free = memory_budget - MAIN_BYTES
+    free = memory_budget - WRITE_MAIN_BYTES
     return max(1 << 20, min(PARTITION_BYTES, free // BYTES_PER_INPUT_BYTE))
 
 
@@ -161,7 +166,8 @@ def floor_bytes(input_bytes: int, rows_per_shard: int) -> int:
     the smallest partition, or writing one shard (at most ``rows_per_shard`` rows, at most the
     whole input), whichever is more."""
     shard = min(SHARD_BYTES_PER_INPUT_BYTE * input_bytes, SHARD_BYTES_PER_ROW * rows_per_shard)
-    return max(IN_PROCESS_BYTES, MAIN_BYTES + (1 << 20) * BYTES_PER_INPUT_BYTE, MAIN_BYTES + shard)
+    least_partition = min(input_bytes, 1 << 20) * BYTES_PER_INPUT_BYTE
+    return max(IN_PROCESS_BYTES, WRITE_MAIN_BYTES + max(least_partition, shard))
 
 
 @dataclass
