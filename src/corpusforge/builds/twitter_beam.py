@@ -109,6 +109,10 @@ def pairs_on_beam(
 ) -> None:
     """Extracts -> pairs, benchmarks and their side files under ``staging``, in one pipeline.
 
+    The rows are read once; nothing that grows with them reaches a worker whole
+    (:mod:`corpusforge.transforms.twitter.pairs`). The file list and the counts are each
+    gathered under one key: one entry per file written and per count, never per row.
+
     Args:
         tweet_files: tweet Parquet files of every archive.
         delete_files: delete-notice Parquet files of every archive.

@@ -9,15 +9,21 @@ dataset by seeded hash; with counts for every drop. Every choice is a pure funct
 ``corpusforge.pairing`` and ``corpusforge.text``, the ones the local engine
 (:mod:`corpusforge.local.pairs`) calls in the same order, so both write the same rows.
 
-Scale out, not up: whatever grows with the input travels through keyed groupings (by tweet
-id, root, text or shard), never as a side input or a global combine, so no worker holds
-the input's ids. The side inputs left (:data:`BOUNDED_SIDE_INPUTS`, checked on the job graph
-by ``tests/twitter/test_scale_out.py``) and the one global combine (:data:`BOUNDED_GLOBAL`)
-are bounded by the configuration: the benchmarks' ``--benchmark-queries`` and
-``--benchmark-positives``/``--benchmark-negatives``, and the number of output folders. The
-per-key tops are bounded the same way: ``ChooseQueries`` by ``--benchmark-queries``,
-``ChooseNegatives`` by the benchmarks' pool size, ``SamplePerDataset`` by
-``--pairs-per-dataset``.
+Scale out, not up: whatever grows with the input travels through groupings keyed by tweet
+id, root, text, dataset or shard, never as a side input or a global combine, so no worker
+holds the input's ids. What stays is bounded by the configuration (:data:`BOUNDED_SIDE_INPUTS`
+and :data:`BOUNDED_GLOBAL`, checked on the job graph by ``tests/twitter/test_scale_out.py``):
+
+- ``NotUnderQueryRoots`` reads the chosen queries' root ids: ``--benchmark-queries`` a
+  benchmark;
+- ``PairRoots`` reads the held-out tweet ids and text hashes, gathered by the global
+  ``HeldOutList``: ``--benchmark-queries`` rows a benchmark, each of a root and
+  ``--benchmark-positives`` plus ``--benchmark-negatives`` tweets;
+- the sink's ``AssignShard`` reads one row count per output folder (each dataset, and all).
+
+The per-key tops are bounded the same way: ``ChooseQueries`` by ``--benchmark-queries``,
+``ChooseNegatives`` by the benchmarks' pool size (``--benchmark-queries`` times
+``--benchmark-negatives``, with slack), ``SamplePerDataset`` by ``--pairs-per-dataset``.
 
 Counts travel as ``(key, n)`` elements (summed later) and as Beam metrics, so the release's
 accounting does not depend on a runner's metrics support.
