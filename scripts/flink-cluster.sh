@@ -85,8 +85,8 @@ taskmanager.memory.task.heap.size: 384m
 taskmanager.memory.framework.off-heap.size: 128m
 taskmanager.memory.task.off-heap.size: 0b
 taskmanager.memory.managed.size: 256m
-taskmanager.memory.network.min: 128m
-taskmanager.memory.network.max: 128m
+taskmanager.memory.network.min: 384m
+taskmanager.memory.network.max: 384m
 taskmanager.memory.jvm-metaspace.size: 256m
 taskmanager.memory.jvm-overhead.min: 192m
 taskmanager.memory.jvm-overhead.max: 192m
@@ -98,8 +98,8 @@ EOF
     org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint --configDir "$run/conf" \
     > "$log/jobmanager.out" 2>&1 < /dev/null &
   echo $! > "$run/jobmanager.pid"
-  # The TaskManager's JVM sized as the memory settings above add up (heap 512m, direct 256m).
-  nohup java "${java_opens[@]}" -Xmx512m -Xms512m -XX:MaxDirectMemorySize=256m \
+  # The TaskManager's JVM sized as the memory settings above add up (heap 512m, direct 512m: framework off-heap and network).
+  nohup java "${java_opens[@]}" -Xmx512m -Xms512m -XX:MaxDirectMemorySize=512m \
     -XX:MaxMetaspaceSize=256m -Dlog.file="$log/taskmanager.log" -cp "$cp" \
     org.apache.flink.runtime.taskexecutor.TaskManagerRunner --configDir "$run/conf" \
     > "$log/taskmanager.out" 2>&1 < /dev/null &

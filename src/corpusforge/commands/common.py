@@ -142,6 +142,7 @@ def inputs_and_beam_args(
     if runner:
         args.append(f"--runner={runner}")
     _check_prism(args)
+    _check_flink(args)
     return words, args
 
 
@@ -157,6 +158,26 @@ def _check_prism(args: list[str]) -> None:
     try:
         locate_prism(f"--runner {wanted}")
     except PrismNotFoundError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+
+
+def _check_flink(args: list[str]) -> None:
+    """A Flink runner without its job server jar (and no ``--job_endpoint``) is one line
+    naming how to build it, exit 2, before the build creates anything."""
+    from corpusforge.beamflags import runner_flag
+    from corpusforge.flink import (
+        FlinkNotFoundError,
+        locate_job_server,
+        needs_job_server,
+        uses_flink,
+    )
+
+    if not uses_flink(runner_flag(args)) or not needs_job_server(args):
+        return
+    try:
+        locate_job_server("--runner flink")
+    except FlinkNotFoundError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None
 

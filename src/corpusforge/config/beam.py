@@ -26,6 +26,8 @@ from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
 from corpusforge.config.flags import BeamFlagError, FlagError
 from corpusforge.config.settings import add_beam_flags, from_flags
 from corpusforge.config.twitter import TwitterConfig
+from corpusforge.flink import configure as configure_flink
+from corpusforge.flink import uses_flink
 from corpusforge.prism import locate_prism, uses_prism
 
 C = TypeVar("C")
@@ -142,14 +144,20 @@ def with_default_runner(options: PipelineOptions) -> PipelineOptions:
     ``--prism_location``, downloads a binary from GitHub; the in-process ``FnApiRunner`` never
     reaches for the network. ``--runner prism`` is ``PrismRunner``; for it and for
     ``DirectRunner`` the binary ``scripts/prism.sh`` built is used (:mod:`corpusforge.prism`).
+    ``--runner flink`` is ``FlinkRunner`` with the job server jar ``scripts/flink.sh`` built
+    (:func:`corpusforge.flink.configure`).
 
     Raises:
         PrismNotFoundError: a Prism runner is asked for and no binary can be found (a
             ``FileNotFoundError``: the build commands report it in one line).
+        FlinkNotFoundError: Flink is asked for and its job server jar is not built (also a
+            ``FileNotFoundError``).
     """
     standard = options.view_as(StandardOptions)
     if not standard.runner:
         standard.runner = IN_PROCESS_RUNNER
+    if uses_flink(standard.runner):
+        configure_flink(options)
     if uses_prism(standard.runner):
         if standard.runner.lower() == "prism":
             standard.runner = "PrismRunner"
