@@ -3,9 +3,10 @@
 Every stage starts only the workers that fit the budget beside this process, each with its
 own measured memory, and says so in one line when fewer than ``--workers`` start; a budget
 below the least a build can keep is refused before anything is written, in one line naming
-that floor (exit 2). The sizing arithmetic is tested on its own; one real bitext build at a
-tight budget asks for 16 workers, starts the two that fit (counted in ``/proc``) and
-publishes the bytes a one-worker build publishes.
+that floor (exit 2): a bitext build's grows with its shard, a Twitter build's is its pair
+stage's smallest partition beside this process. The sizing arithmetic is tested on its own;
+one real bitext build at a tight budget asks for 16 workers, starts the two that fit
+(counted in ``/proc``) and publishes the bytes a one-worker build publishes.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from corpusforge.local import bitext, extract
+from corpusforge.local import bitext, extract, pairs
 from corpusforge.local.machine import MIB, MemoryBudgetError, check_floor, fitting_workers
 from corpusforge.release.io import InputError
+from corpusforge.synth.twitter import write_synthetic_archive
 
 COMMAND = os.path.join(os.path.dirname(sys.executable), "corpusforge")
 ENDS_WITHIN = 120
@@ -192,3 +194,30 @@ def test_a_budget_below_the_floor_is_refused_before_anything_is_written(tmp_path
         f"error: --memory-limit 256 MiB is below the {floor} MiB this bitext build needs"
     ]
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != "in") == ["release.stderr"]
+
+
+def test_a_twitter_budget_below_its_floor_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    archive = tmp_path / "twitter-stream-2021-01-01.zip"
+    write_synthetic_archive(archive, tweets=200, layout="zip-2020", seed=1)
+    out = tmp_path / "release"
+    done = subprocess.run(
+        [COMMAND, "twitter", "build", str(archive), "--out", str(out), "--memory-limit", "256"],
+        capture_output=True,
+        text=True,
+        timeout=ENDS_WITHIN,
+    )
+    floor = max(
+        extract.floor_bytes(),
+        pairs.MAIN_BYTES + pairs.rows_per_partition(0) * pairs.BYTES_PER_PARTITION_RECORD,
+    )
+    assert floor > 256 * MIB  # the pair stage's smallest partition beside this process
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()  # the run summary (empty), then the error
+    assert "Traceback" not in done.stderr
+    assert [line for line in lines if line.startswith("error:")] == [
+        f"error: --memory-limit 256 MiB is below the {-(-floor // MIB)} MiB a Twitter build needs"
+    ]
+    assert lines[-1].startswith("error:")
+    assert not out.exists() and [p for p in tmp_path.iterdir() if "release" in p.name] == []

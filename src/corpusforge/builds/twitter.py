@@ -40,6 +40,7 @@ from corpusforge import progress
 from corpusforge.beamflags import runner_name
 from corpusforge.builds.twitter_extract import (
     InputArchive,
+    check_budget,
     describe_input,
     extract_batches,
     read_extract_files,
@@ -124,8 +125,11 @@ def build(
         AccountingError: the accounting does not balance (nothing published: the current
             release stays).
         WorkerDied: a worker process of the local engine died (nothing published).
+        MemoryBudgetError: ``--memory-limit`` is below the least the build keeps (checked
+            first).
     """
     beam_args = list(beam_args or [])
+    check_budget(config)
     store = open_store(config.out, beam_args)
     uris = expand_inputs(config.inputs, exclude=[config.out, *sidecars(config.out)])
     with store.locked():

@@ -27,8 +27,9 @@ from typing import Any
 
 from corpusforge.beamflags import choose_engine, runner_name
 from corpusforge.config.twitter import TwitterConfig
-from corpusforge.local.extract import extract_archive, partition_bytes, read_workers
-from corpusforge.local.machine import default_workers, memory_budget
+from corpusforge.local import pairs
+from corpusforge.local.extract import extract_archive, floor_bytes, partition_bytes, read_workers
+from corpusforge.local.machine import check_floor, default_workers, memory_budget
 from corpusforge.release.deadletter import extract_dead_letter_key
 from corpusforge.release.io import (
     COUNTS,
@@ -88,6 +89,19 @@ def describe_input(uri: str, config: TwitterConfig) -> InputArchive:
     key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
     name = archive_name(uri)
     return InputArchive(uri, name, size, sha, f"{folder_name(name, 'archive')}-{key}")
+
+
+def check_budget(config: TwitterConfig) -> None:
+    """Refuse a ``--memory-limit`` below the least a Twitter build keeps: the extract's floor
+    or the pair stage's (this process and its smallest partition, built here), whichever is
+    more. The pair stage's benchmark choice is left out: it grows with the input up to
+    ``--benchmark-queries`` and sizes the partitions once known.
+
+    Raises:
+        MemoryBudgetError: the limit is below that floor.
+    """
+    least_pairs = pairs.MAIN_BYTES + pairs.rows_per_partition(0) * pairs.BYTES_PER_PARTITION_RECORD
+    check_floor(config.memory_limit, max(floor_bytes(), least_pairs), "a Twitter build")
 
 
 def run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list[str]) -> None:

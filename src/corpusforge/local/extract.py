@@ -99,6 +99,11 @@ def partition_bytes(memory_limit: int) -> int:
     return max(8 * 2**20, int(free / MERGE_BYTES_PER_ARCHIVE_BYTE))
 
 
+def floor_bytes() -> int:
+    """The least memory the extract keeps: this process merging the smallest partition."""
+    return MERGE_MAIN_BYTES + int(8 * 2**20 * MERGE_BYTES_PER_ARCHIVE_BYTE)
+
+
 def read_workers(memory_limit: int, requested: int) -> int:
     """How many of ``requested`` read processes fit ``memory_limit`` bytes beside this process
     (1: this process reads); a log line says so when fewer start."""
