@@ -15,6 +15,7 @@ when the job ends; with no ``--flink_master`` the job runs on Flink embedded in 
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -99,8 +100,9 @@ def needs_job_server(beam_args: list[str]) -> bool:
 def configure(options: PipelineOptions) -> None:
     """Fill in what ``--runner flink`` needs and the user left out: the runner's class name,
     the job server jar (unless ``--job_endpoint`` names a running job server), Flink 1.19, the
-    Java 17 flags, the embedded Flink when no ``--flink_master`` is given, and ``LOOPBACK``
-    workers when no ``--environment_type`` is.
+    Java 17 flags, the embedded Flink when no ``--flink_master`` is given (a running job
+    server named by ``--job_endpoint`` uses its own), and ``LOOPBACK`` workers when no
+    ``--environment_type`` is.
 
     Args:
         options: a build's pipeline options whose runner is Flink; changed in place.
@@ -108,6 +110,7 @@ def configure(options: PipelineOptions) -> None:
     Raises:
         FlinkNotFoundError: the job server jar is needed and not built.
     """
+    _quiet_job_server_lifecycle()
     from apache_beam.options.pipeline_options import (
         FlinkRunnerOptions,
         JobServerOptions,
@@ -119,12 +122,29 @@ def configure(options: PipelineOptions) -> None:
     flink = options.view_as(FlinkRunnerOptions)
     portable = options.view_as(PortableOptions)
     flink.flink_version = FLINK_VERSION
-    if flink.flink_master in (None, "", "[auto]"):  # Beam's default: the embedded Flink
-        flink.flink_master = EMBEDDED_MASTER
-    if not portable.job_endpoint and not flink.flink_job_server_jar:
-        flink.flink_job_server_jar = str(locate_job_server("--runner flink"))
+    if not portable.job_endpoint:  # the build starts the job server
+        if flink.flink_master in (None, "", "[auto]"):  # Beam's default: the embedded Flink
+            flink.flink_master = EMBEDDED_MASTER
+        if not flink.flink_job_server_jar:
+            flink.flink_job_server_jar = str(locate_job_server("--runner flink"))
+    # else ``[auto]`` (Beam's default) lets the running job server use its own --flink-master
     server = options.view_as(JobServerOptions)
     given = list(server.job_server_jvm_properties or [])
     server.job_server_jvm_properties = [*given, *(f for f in JAVA_17_FLAGS if f not in given)]
     if not portable.environment_type:
         portable.environment_type = "LOOPBACK"
+
+
+class _JobServerLifecycle(logging.Filter):
+    """Drops Beam's warnings that it starts and stops the job server (``Really starting
+    service at … with cmd: (…)``, hundreds of characters each): the stop comes after the
+    build's one-line error, which must stay the last line a failed build prints."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(("Really starting", "Really destroying"))
+
+
+def _quiet_job_server_lifecycle() -> None:
+    logger = logging.getLogger("apache_beam.utils.subprocess_server")
+    if not any(isinstance(f, _JobServerLifecycle) for f in logger.filters):
+        logger.addFilter(_JobServerLifecycle())

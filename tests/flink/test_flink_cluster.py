@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import urllib.request
 from collections.abc import Iterator
@@ -23,7 +24,12 @@ from pathlib import Path
 
 import pytest
 
-from corpusforge.flink import FlinkNotFoundError, built_job_server, locate_job_server
+from corpusforge.flink import (
+    JAVA_17_FLAGS,
+    FlinkNotFoundError,
+    built_job_server,
+    locate_job_server,
+)
 from corpusforge.synth.twitter import write_synthetic_archive
 from tests.bitext.test_build_paranmt import write_paranmt
 from tests.portable.test_prism_service import (
@@ -31,7 +37,9 @@ from tests.portable.test_prism_service import (
     REPO,
     _command,
     _differences,
+    _free_port,
     _release_files,
+    _service,
     _worker_pool,
 )
 
@@ -159,3 +167,43 @@ def test_flink_cluster_builds_the_local_release_of_the_real_twitter_sample(
     inputs: dict[str, list[str]], flink_master: str, tmp_path: Path
 ) -> None:
     _same_release_as_local("twitter-real", inputs, tmp_path, flink_master)
+
+
+@pytest.fixture(scope="module")
+def job_server(flink_master: str) -> Iterator[str]:
+    """Beam's Flink job server, started once as a deployment runs one, submitting to the
+    cluster."""
+    port = _free_port()
+    command = [
+        "java", *JAVA_17_FLAGS, "-jar", str(locate_job_server()),
+        f"--flink-master={flink_master}", f"--job-port={port}",
+        "--artifact-port=0", "--expansion-port=0",
+    ]  # fmt: skip
+    with _service(command, port, "the Flink job server"):
+        yield f"localhost:{port}"
+
+
+def _cli(*args: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", "from corpusforge.cli import main; main()", *args],
+        cwd=REPO, env=ENV, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_the_command_builds_on_the_cluster_through_a_running_job_server(
+    flink_master: str, job_server: str, tmp_path: Path
+) -> None:
+    """``corpusforge paranmt build --runner flink --job_endpoint HOST:PORT``: the job goes
+    through the job server named, and the release is the local engine's."""
+    source = write_paranmt(tmp_path / "in" / "para-nmt-sample.txt.gz")
+    local, out = tmp_path / "local", tmp_path / "flink"
+    _cli("paranmt", "build", source, "--out", str(local))
+    before = _finished_jobs(flink_master)
+    _cli(
+        "paranmt", "build", source, "--out", str(out),
+        "--runner", "flink", f"--job_endpoint={job_server}", "--parallelism=2",
+    )  # fmt: skip
+    assert _finished_jobs(flink_master) > before, "no job finished on the cluster"
+    assert json.loads((out / "manifest.json").read_text())["runner"] == "FlinkRunner"
+    assert _differences(_release_files(local), _release_files(out)) == []

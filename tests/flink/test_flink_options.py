@@ -104,3 +104,10 @@ def test_a_missing_job_server_is_one_line_and_creates_nothing(
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("error: ") and "bash scripts/flink.sh" in last, proc.stderr
     assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
+
+
+def test_a_running_job_server_keeps_its_own_flink_master(jar: Path) -> None:
+    from corpusforge.config.beam import pipeline_options
+
+    options = pipeline_options(["--runner=flink", "--job_endpoint=localhost:8099"])
+    assert options.get_all_options()["flink_master"] == "[auto]"
