@@ -38,6 +38,7 @@ PAIR = SchemaRef("pair", 1)
 BENCHMARK = SchemaRef("benchmark", 1)
 BITEXT = SchemaRef("bitext", 1)
 PARAPHRASE = SchemaRef("paraphrase", 1)
+REJECTED = SchemaRef("rejected", 1)
 MANIFEST = SchemaRef("manifest", 1)
 
 _SCALARS: dict[str, pa.DataType] = {

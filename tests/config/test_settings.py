@@ -71,7 +71,7 @@ def test_the_command_and_the_pipeline_take_the_same_flags(
         for opt in [*getattr(p, "opts", []), *getattr(p, "secondary_opts", [])]
         if opt.startswith("--")
     }
-    negated = {f"--no-{f.name}" for f in flags(config) if f.value_type is bool}
+    negated = {"--no-" + _dashed(f.name)[2:] for f in flags(config) if f.value_type is bool}
     positional = {_dashed(f.name) for f in flags(config) if f.setting.positional}
     assert cli == ({_dashed(n) for n in names} - positional) | negated | COMMAND_OWN
     parser = argparse.ArgumentParser()

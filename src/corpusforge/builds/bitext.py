@@ -116,6 +116,7 @@ def prepare(
         plan=describe_plan(plan),
         runner=runner_name(beam_args),
         store=store,
+        keep_rejected=config.keep_rejected,
     )
     prepare_release(spec)
     return spec, list(plan), uris
@@ -160,6 +161,7 @@ def start(
         max_pairs_per_lang=config.max_pairs_per_lang,
         profile=config.profile,
         lowercase=config.lowercase_only,
+        keep_rejected=config.keep_rejected,
     )
     counts = (read["counts"], pairs["counts"]) | "AllCounts" >> beam.Flatten()
     _ = {
@@ -167,6 +169,7 @@ def start(
         "dead": read["dead"],
         "counts": counts,
         "inputs": p | "Inputs" >> beam.Create(uris),
+        **({"rejected": pairs["rejected_rows"]} if config.keep_rejected else {}),
     } | "Release" >> WriteRelease(spec, bitext_sort_key, config.rows_per_shard)
     return run_job(p)
 

@@ -128,6 +128,7 @@ def build_bitext(
         rows_per_shard=config.rows_per_shard,
         workers=filter_workers(memory_budget(config.memory_limit), workers or default_workers()),
         memory_budget=memory_budget(config.memory_limit),
+        keep_rejected=config.keep_rejected,
     )
     options = {
         "documents_root": config.documents_root,
@@ -173,6 +174,7 @@ def build_paranmt(
         rows_per_shard=config.rows_per_shard,
         workers=filter_workers(memory_budget(config.memory_limit), workers or default_workers()),
         memory_budget=memory_budget(config.memory_limit),
+        keep_rejected=config.keep_rejected,
     )
 
     def records() -> Iterator[Any]:
@@ -194,6 +196,9 @@ def _publish(
             dead_dest=join(spec.staging, DEAD_LETTERS),
             scratch=os.path.join(spec.out, ".local-spill"),
             input_bytes=sum(_size(uri) for uri in uris),
+            rejected_dest=lambda dataset, group: join(
+                spec.staging, spec.rejected_folder(dataset, group)
+            ),
         )
         manifest = publish_release(
             spec, staged.files, staged.counts.items(), [describe_input(u) for u in uris]

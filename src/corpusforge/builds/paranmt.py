@@ -75,6 +75,7 @@ def prepare(
         plan=[{"format": "paranmt", "files": [file_name(uri)]} for uri in uris],
         runner=runner_name(beam_args),
         store=store,
+        keep_rejected=config.keep_rejected,
     )
     prepare_release(spec)
     return spec, uris
@@ -108,6 +109,7 @@ def start(
         lid_model=config.lid_model,
         profile=config.profile,
         lowercase=config.lowercase_only,
+        keep_rejected=config.keep_rejected,
     )
     counts = (read["counts"], pairs["counts"]) | "AllCounts" >> beam.Flatten()
     _ = {
@@ -115,6 +117,7 @@ def start(
         "dead": read["dead"],
         "counts": counts,
         "inputs": files,
+        **({"rejected": pairs["rejected_rows"]} if config.keep_rejected else {}),
     } | "Release" >> WriteRelease(spec, paraphrase_sort_key, config.rows_per_shard)
     return run_job(p)
 

@@ -70,6 +70,23 @@ def _lowercase_setting() -> Any:
     )
 
 
+def _keep_rejected_setting() -> Any:
+    return setting(
+        False,
+        help="also write every dropped pair, with its reason code and the value that failed, "
+        "under rejected/<dataset>/ (its own schema, rejected.v1; never under pairs/)",
+    )
+
+
+def _recorded(config: BitextConfig | ParaphraseConfig) -> dict[str, Any]:
+    """The settings the manifest records: all but the run-only ones; ``keep_rejected`` only
+    when on, so that a release built without it keeps its bytes."""
+    doc = {k: v for k, v in dataclasses.asdict(config).items() if k not in RUN_ONLY}
+    if not config.keep_rejected:
+        del doc["keep_rejected"]
+    return doc
+
+
 def _check_common(config: BitextConfig | ParaphraseConfig) -> None:
     """The checks of the settings the bitext and ParaNMT configs share."""
     check_choices(config)  # clean, and bitext's format and tsv_layout
@@ -77,6 +94,8 @@ def _check_common(config: BitextConfig | ParaphraseConfig) -> None:
         raise FlagError("input", f"must name at least one file, got {config.inputs!r}")
     if not config.out:
         raise FlagError("out", "must name a release directory")
+    if not isinstance(config.keep_rejected, bool):
+        raise FlagError("keep_rejected", f"must be on or off, got {config.keep_rejected!r}")
     if config.lowercase not in (None, True, False):
         raise FlagError("lowercase", f"must be on, off or unset, got {config.lowercase!r}")
     rows = config.rows_per_shard
@@ -125,6 +144,8 @@ class BitextConfig(TextCleaning):
         language: language-id confidence threshold.
         max_pairs_per_lang: keep at most this many pairs of each (dataset, language pair),
             chosen by seeded hash; ``None`` keeps all.
+        keep_rejected: also write every dropped pair, with its reason and the value that
+            failed, under ``rejected/`` (``schemas/rejected.v1``); recorded only when on.
         seed: seed of every hashed choice.
         rows_per_shard: target rows per Parquet shard.
         engine: ``local`` (:mod:`corpusforge.local.bitext`), ``beam`` or ``auto``; not in
@@ -165,6 +186,7 @@ class BitextConfig(TextCleaning):
         help="pairs kept per dataset and language pair; 0 keeps all",
         zero_is_none=True,
     )
+    keep_rejected: bool = _keep_rejected_setting()
     seed: int = seed_setting()
     rows_per_shard: int = rows_per_shard_setting()
     engine: str = engine_setting()
@@ -192,7 +214,7 @@ class BitextConfig(TextCleaning):
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready record of the configuration, for the manifest."""
-        doc = {k: v for k, v in dataclasses.asdict(self).items() if k not in RUN_ONLY}
+        doc = _recorded(self)
         doc["inputs"] = list(self.inputs)
         profile = self.profile
         doc["clean_profile"] = dataclasses.asdict(profile) if profile is not None else None
@@ -213,6 +235,7 @@ class ParaphraseConfig(TextCleaning):
         lowercase: as for :class:`BitextConfig`.
         filters: P-SP's length, score and trigram-overlap limits.
         language: language-id confidence threshold (both sides must be English).
+        keep_rejected: as for :class:`BitextConfig`.
         rows_per_shard: target rows per Parquet shard.
         engine: ``local`` (:mod:`corpusforge.local.bitext`), ``beam`` or ``auto``; not in
             the manifest (the rows are the same).
@@ -231,6 +254,7 @@ class ParaphraseConfig(TextCleaning):
     lowercase: bool | None = _lowercase_setting()
     filters: ParaphraseFilterConfig = group(ParaphraseFilterConfig)
     language: LanguageFilterConfig = group(LanguageFilterConfig)
+    keep_rejected: bool = _keep_rejected_setting()
     rows_per_shard: int = rows_per_shard_setting()
     engine: str = engine_setting()
     workers: int | None = workers_setting()
@@ -241,7 +265,7 @@ class ParaphraseConfig(TextCleaning):
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready record of the configuration, for the manifest."""
-        doc = {k: v for k, v in dataclasses.asdict(self).items() if k not in RUN_ONLY}
+        doc = _recorded(self)
         doc["inputs"] = list(self.inputs)
         profile = self.profile
         doc["clean_profile"] = dataclasses.asdict(profile) if profile is not None else None

@@ -50,6 +50,7 @@ import pyarrow as pa
 import pyarrow.ipc
 
 from corpusforge.local.machine import fitting_workers
+from corpusforge.local.rejects import RejectedShards
 from corpusforge.local.shards import FrameShards
 from corpusforge.local.spill import read_arrow
 from corpusforge.local.workers import worker_pool
@@ -62,6 +63,7 @@ from corpusforge.pairing.candidates import (
     paraphrase_candidate,
 )
 from corpusforge.pairing.filters import FilterReason
+from corpusforge.pairing.rejects import rejected_row
 from corpusforge.schemas import DEAD_LETTER, SchemaRef, arrow_schema
 from corpusforge.sinks.shards import placement
 from corpusforge.sources.opus.records import DeadLetter, RawPair, Skipped
@@ -130,6 +132,8 @@ class PairJob:
             of the budget: the driver starts only those that fit).
         memory_budget: bytes the engine plans for (``None``: no limit beyond
             ``PARTITION_BYTES`` of input per partition).
+        keep_rejected: write every dropped pair, with its reason and the value that failed
+            (``schemas/rejected.v1``, :mod:`corpusforge.local.rejects`).
     """
 
     kind: str
@@ -141,6 +145,7 @@ class PairJob:
     rows_per_shard: int
     workers: int = 1
     memory_budget: int | None = None
+    keep_rejected: bool = False
 
 
 def partition_bytes(memory_budget: int | None) -> int:
@@ -186,6 +191,7 @@ def run_pairs(
     dead_dest: str,
     scratch: str,
     input_bytes: int,
+    rejected_dest: Callable[[str, str], str] | None = None,
 ) -> Staged:
     """Run the engine over ``records`` (what the readers yield, with their read counts).
 
@@ -197,6 +203,8 @@ def run_pairs(
         dead_dest: the staged folder of the dead letters.
         scratch: a local folder for spill files, removed at the end.
         input_bytes: bytes of the inputs, which size the partitions.
+        rejected_dest: (dataset, group) -> the staged folder of its rejected pairs (with
+            ``job.keep_rejected``).
     """
     per_partition = partition_bytes(job.memory_budget)
     partitions = max(1, min(MAX_PARTITIONS, math.ceil(input_bytes / per_partition)))
@@ -209,11 +217,20 @@ def run_pairs(
         dead_dest,
     )
     spill = _Partitions(os.path.join(scratch, "candidates"), partitions)
+    rejected = None
+    if job.keep_rejected:
+        assert rejected_dest is not None
+        spill_rejected = os.path.join(scratch, "rejected")
+        rejected = RejectedShards(
+            rejected_dest, job.rows_per_shard, spill_rejected, with_part=job.kind == "bitext"
+        )
     try:
         batches = _batches(records, counts, dead)
-        for table, batch_counts in _filtered(job, batches):
+        for table, batch_counts, batch_rejected in _filtered(job, batches):
             counts.update(batch_counts)
             spill.add(table)
+            if rejected is not None:
+                rejected.add_rows(batch_rejected)
         spill.close()
         pairs = FrameShards(
             job.pair_schema,
@@ -222,8 +239,10 @@ def run_pairs(
             os.path.join(scratch, "pairs"),
             placement="_place",
         )
-        _keep_and_write(job, spill, pairs, pair_dest, counts)
+        _keep_and_write(job, spill, pairs, pair_dest, counts, rejected)
         files = pairs.close() + dead.close()
+        if rejected is not None:
+            files += rejected.close()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     log.info("local engine: %d workers, %d partitions", max(job.workers, 1), partitions)
@@ -326,22 +345,27 @@ _RULES: dict[str, tuple[Callable[..., Candidate | Dropped], Callable[..., Any]]]
 """Each job kind's candidate rule, and the raw pair it takes."""
 
 
-def _filter_batch(batch: list[tuple[Any, ...]]) -> tuple[pa.Table, Counter[CountKey]]:
-    """A batch of raw pairs (their fields) -> their candidates as a table, and the filter's
-    counts."""
+def _filter_batch(
+    batch: list[tuple[Any, ...]],
+) -> tuple[pa.Table, Counter[CountKey], list[tuple[str, dict[str, Any]]]]:
+    """A batch of raw pairs (their fields) -> their candidates as a table, the filter's
+    counts, and with ``keep_rejected`` the ``(group, rejected row)`` of each pair dropped."""
     job: PairJob = _worker["job"]
     lid: LanguageIdentifier = _worker["lid"]
     rule, raw_of = _RULES[job.kind]
     counts: Counter[CountKey] = Counter()
     kept: list[Candidate] = []
+    rejected: list[tuple[str, dict[str, Any]]] = []
     for fields in batch:
         result = rule(raw_of(*fields), job.rules, lid)
         counts[("cand", result.dataset, result.group)] += 1
         if isinstance(result, Dropped):
             counts[("drop", result.dataset, result.group, str(result.reason))] += 1
+            if job.keep_rejected:
+                rejected.append((result.group, rejected_row(result, job.rules, lid)))
         else:
             kept.append(result)
-    return _table(job, kept), counts
+    return _table(job, kept), counts, rejected
 
 
 def _table(job: PairJob, kept: list[Candidate]) -> pa.Table:
@@ -384,9 +408,11 @@ def _candidate_schema(pair_schema: SchemaRef) -> pa.Schema:
     return pa.schema([*arrow_schema(pair_schema), *meta])
 
 
-def _filtered(
-    job: PairJob, batches: Iterator[list[tuple[Any, ...]]]
-) -> Iterator[tuple[pa.Table, Counter[CountKey]]]:
+Filtered = tuple[pa.Table, Counter[CountKey], list[tuple[str, dict[str, Any]]]]
+"""A filtered batch: its candidates, its counts, its rejected rows (:func:`_filter_batch`)."""
+
+
+def _filtered(job: PairJob, batches: Iterator[list[tuple[Any, ...]]]) -> Iterator[Filtered]:
     """Each batch filtered, in order: in this process with one worker, else in a pool
     (a worker that dies ends the build: :class:`~corpusforge.jobs.WorkerDied`)."""
     if job.workers <= 1:
@@ -398,7 +424,7 @@ def _filtered(
         return
     worker = _WORKER[job.kind]
     with worker_pool(worker, job.workers, initializer=_start_worker, initargs=(job,)) as pool:
-        pending: deque[Future[tuple[pa.Table, Counter[CountKey]]]] = deque()
+        pending: deque[Future[Filtered]] = deque()
         for batch in batches:
             pending.append(pool.submit(_filter_batch, batch))
             if len(pending) >= IN_FLIGHT_PER_WORKER * job.workers:
@@ -461,12 +487,17 @@ class _Partitions:
             yield frame
 
 
-def _first_copies(frame: pl.DataFrame, counts: Counter[CountKey]) -> pl.DataFrame:
-    """The copy of each (group, dedup key) with the smallest origin; the others counted."""
+def _first_copies(
+    frame: pl.DataFrame, counts: Counter[CountKey], rejected: RejectedShards | None = None
+) -> pl.DataFrame:
+    """The copy of each (group, dedup key) with the smallest origin; the others counted
+    (and kept aside in ``rejected``, if given)."""
     frame = frame.sort(ORDER)
     first = pl.struct("_group", "_dedup").is_first_distinct()
     dups = frame.filter(~first)
     _count_drops(dups, FilterReason.DEDUP_DUPLICATE, counts)
+    if rejected is not None:
+        rejected.add_copies(dups, FilterReason.DEDUP_DUPLICATE)
     return frame.filter(first)
 
 
@@ -508,6 +539,7 @@ def _keep_and_write(
     writer: FrameShards,
     pair_dest: Callable[[str, str], str],
     counts: Counter[CountKey],
+    rejected: RejectedShards | None = None,
 ) -> None:
     thresholds = None
     if job.cap is not None:
@@ -525,18 +557,27 @@ def _keep_and_write(
     ties: list[pl.DataFrame] = []
     for frame in spill.frames():
         part_counts: Counter[CountKey] = Counter()
-        kept = _first_copies(frame, part_counts)
+        kept = _first_copies(frame, part_counts, rejected)
         if thresholds is None:
             counts.update(part_counts)
         else:  # duplicates were counted by the first pass
             kept = kept.join(thresholds, on=["_dataset", "_group"], how="left")
             rank, limit = pl.col("_rank"), pl.col("_t_rank")
-            _count_drops(kept.filter(rank > limit), FilterReason.CAP_OVER_LIMIT, counts)
+            _drop_capped(kept.filter(rank > limit), counts, rejected)
             ties.append(kept.filter(rank == limit))
             kept = kept.filter(rank < limit)
         write(kept)
     if ties:  # of the pairs at a group's threshold rank, the smallest dedup keys
         tied = pl.concat(ties).sort("_dataset", "_group", "_dedup")
         first = pl.int_range(pl.len()).over("_dataset", "_group") < pl.col("_need")
-        _count_drops(tied.filter(~first), FilterReason.CAP_OVER_LIMIT, counts)
+        _drop_capped(tied.filter(~first), counts, rejected)
         write(tied.filter(first))
+
+
+def _drop_capped(
+    over: pl.DataFrame, counts: Counter[CountKey], rejected: RejectedShards | None
+) -> None:
+    """Count the pairs over their group's cap (and keep them aside in ``rejected``)."""
+    _count_drops(over, FilterReason.CAP_OVER_LIMIT, counts)
+    if rejected is not None:
+        rejected.add_copies(over, FilterReason.CAP_OVER_LIMIT)

@@ -79,12 +79,15 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class Dropped:
-    """A pair the filters refused: its reason, and where it is counted."""
+    """A pair the filters refused: its reason, where it is counted, and the text the rules
+    saw (``row``: a bitext row, or a paraphrase's sides and score), from which
+    :mod:`corpusforge.pairing.rejects` makes its rejected row."""
 
     reason: FilterReason
     dataset: str
     group: str
     key: str
+    row: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +138,7 @@ def bitext_candidate(
             )
         )
     if reason is not None:
-        return Dropped(reason, dataset, group, raw.key)
+        return Dropped(reason, dataset, group, raw.key, row)
     order = (dataset, raw.origin_file, raw.origin_member or "", raw.origin_line, raw.origin_part)
     dedup = pair_key(row["anchor"], row["positive"])
     return Candidate(order, raw.key, dedup, dataset, group, row)
@@ -172,7 +175,8 @@ def paraphrase_candidate(
             )
         )
     if reason is not None:
-        return Dropped(reason, dataset, group, raw.key)
+        sides = {"anchor": anchor, "positive": positive, "score": raw.score}
+        return Dropped(reason, dataset, group, raw.key, sides)
     row = paraphrase_row(raw, anchor, positive, overlap)
     dedup = pair_key(anchor, positive, symmetric=True)
     order = (dataset, raw.origin_file, raw.origin_member or "", raw.origin_line)

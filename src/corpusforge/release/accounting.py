@@ -26,8 +26,10 @@ from corpusforge.pairing.conversations import CHILDREN_PER_PAIR
 from corpusforge.release.layout import (
     DEAD_LETTERS,
     PAIRS,
+    REJECTED,
     benchmark_file,
     pair_folder,
+    rejected_folder,
     rows_under,
 )
 
@@ -203,6 +205,8 @@ def pair_accounting(
     counts: Mapping[str, Any],
     datasets: Mapping[str, Mapping[str, Any]],
     files: Sequence[Mapping[str, Any]],
+    *,
+    rejected: bool = False,
 ) -> Accounting:
     """The identities of a bitext or ParaNMT release (kinds ``bitext-pairs``,
     ``paranmt-pairs``); a dataset with ``lang_pairs`` is also checked per language pair.
@@ -211,6 +215,8 @@ def pair_accounting(
         counts: the manifest's ``counts``.
         datasets: the manifest's ``datasets``.
         files: the manifest's ``files`` (``path`` relative to the release, ``rows``).
+        rejected: the release keeps its dropped pairs (``--keep-rejected``): every pair
+            dropped is a row under ``rejected/``, in its dataset's (and group's) folder.
     """
     acc = Accounting()
     c = counts
@@ -229,6 +235,9 @@ def pair_accounting(
             equal(c["rows"], rows_under(files, f"{PAIRS}/"))
         with acc._identity(f"dead_letter == rows in {DEAD_LETTERS}/") as equal:
             equal(c["dead_letter"], rows_under(files, f"{DEAD_LETTERS}/"))
+        if rejected:
+            with acc._identity(f"dropped == rows in {REJECTED}/") as equal:
+                equal(sum(c["dropped"].values()), rows_under(files, f"{REJECTED}/"))
     for dataset, ds in datasets.items():
         parts: list[tuple[str, str, Mapping[str, Any]]] = [(dataset, "", ds)]
         parts += [(f"{dataset} {g}", g, t) for g, t in ds.get("lang_pairs", {}).items()]
@@ -239,6 +248,10 @@ def pair_accounting(
                     equal(tally["candidates"], tally["rows"] + sum(tally["dropped"].values()))
             with acc._identity(f"{label}: rows == rows in {folder}/") as equal:
                 equal(tally["rows"], rows_under(files, folder + "/"))
+            if rejected:
+                kept_aside = rejected_folder(dataset, group)
+                with acc._identity(f"{label}: dropped == rows in {kept_aside}/") as equal:
+                    equal(sum(tally["dropped"].values()), rows_under(files, kept_aside + "/"))
     rows_of = {f["path"]: int(f["rows"]) for f in files}
     for dataset, ds in datasets.items():  # checked, not recorded
         if "files" in ds:
@@ -268,7 +281,8 @@ def accounting_of(manifest: Mapping[str, Any]) -> Accounting:
         return acc
     if manifest.get("kind") == TWITTER_KIND:
         return twitter_accounting(counts, datasets, files, manifest.get("benchmarks"))
-    return pair_accounting(counts, datasets, files)
+    keep_rejected = bool(manifest.get("config", {}).get("keep_rejected"))
+    return pair_accounting(counts, datasets, files, rejected=keep_rejected)
 
 
 def recompute_identities(

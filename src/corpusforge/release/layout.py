@@ -6,6 +6,8 @@ Every build writes the same layout, and ``validate``, ``stats`` and ``card`` rea
 - ``pairs/<dataset>/[<group>/]part-*.parquet``: the training pairs (a group is a language
   pair of a bitext release);
 - ``dead_letter/[<extract>/]part-*.parquet``: every record that could not be read;
+- ``rejected/<dataset>/[<group>/]part-*.parquet``: with ``--keep-rejected``, every bitext or
+  ParaNMT pair dropped, with its reason and the value that failed (never under ``pairs/``);
 - ``benchmarks/<name>.parquet``: held-out retrieval benchmarks (Twitter);
 - ``tweets/<archive>-<key>/``: the per-archive extracts a Twitter build reuses;
 - ``_staging/``: shards of the running build before they are moved into place.
@@ -22,6 +24,7 @@ from typing import Any
 MANIFEST_NAME = "manifest.json"
 PAIRS = "pairs"
 DEAD_LETTERS = "dead_letter"
+REJECTED = "rejected"
 BENCHMARKS = "benchmarks"
 TWEETS = "tweets"
 STAGING = "_staging"
@@ -55,6 +58,18 @@ def pair_folder(dataset: str, group: str = "") -> str:
         group: a language pair (``en-de``), or empty for a dataset without groups.
     """
     folder = f"{PAIRS}/{folder_name(dataset)}"
+    return f"{folder}/{group}" if group else folder
+
+
+def rejected_folder(dataset: str, group: str = "") -> str:
+    """``rejected/<dataset>[/<group>]``, relative to the release: the pairs of
+    :func:`pair_folder`'s dataset and group that were dropped.
+
+    Args:
+        dataset: the dataset's name (made safe as a folder name).
+        group: a language pair (``en-de``), or empty for a dataset without groups.
+    """
+    folder = f"{REJECTED}/{folder_name(dataset)}"
     return f"{folder}/{group}" if group else folder
 
 

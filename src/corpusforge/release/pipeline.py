@@ -24,6 +24,7 @@ from typing import Any
 
 import apache_beam as beam
 
+from corpusforge.pairing.rejects import sort_key as rejected_sort_key
 from corpusforge.release.accounting import AccountingError, pair_accounting
 from corpusforge.release.deadletter import empty_dead_letters
 from corpusforge.release.io import (
@@ -41,9 +42,11 @@ from corpusforge.release.layout import (
     MANIFEST_NAME,
     NOTHING_READ,
     PAIRS,
+    REJECTED,
     STAGING,
     UNBALANCED,
     pair_folder,
+    rejected_folder,
 )
 from corpusforge.release.manifest import (
     LID_PACKAGES,
@@ -56,12 +59,23 @@ from corpusforge.release.manifest import (
 from corpusforge.release.publish import ReleaseStore
 from corpusforge.release.staging import empty_shard, place_staged
 from corpusforge.schemas import DEAD_LETTER, SchemaRef
+from corpusforge.schemas import REJECTED as REJECTED_SCHEMA
 from corpusforge.sinks.parquet import WriteDeadLetters, WriteParquetShards
 from corpusforge.transforms.bitext import CountKey
 
 log = logging.getLogger(__name__)
 
-REBUILT = (MANIFEST_NAME, STAGING, PAIRS, DEAD_LETTERS, CARD, CARD_PLOTS, NOTHING_READ, UNBALANCED)
+REBUILT = (
+    MANIFEST_NAME,
+    STAGING,
+    PAIRS,
+    DEAD_LETTERS,
+    REJECTED,
+    CARD,
+    CARD_PLOTS,
+    NOTHING_READ,
+    UNBALANCED,
+)
 """What every build writes anew; anything else in a release is carried into the new one."""
 
 
@@ -79,6 +93,8 @@ class ReleaseSpec:
         plan: the read units, as recorded in the manifest.
         runner: the Beam runner's name.
         store: publishes ``out`` once the manifest is written (none: ``out`` is the release).
+        keep_rejected: the dropped pairs are written too, under ``rejected/`` as under
+            ``pairs/`` (``schemas/rejected.v1``), and accounted for.
     """
 
     kind: str
@@ -89,6 +105,7 @@ class ReleaseSpec:
     plan: list[dict[str, Any]]
     runner: str
     store: ReleaseStore | None = None
+    keep_rejected: bool = False
 
     @property
     def staging(self) -> str:
@@ -97,6 +114,21 @@ class ReleaseSpec:
     def pair_folder(self, dataset: str, group: str) -> str:
         """``pairs/<dataset>[/<group>]``, relative to the release directory."""
         return pair_folder(dataset, group if self.per_lang_pair else "")
+
+    def rejected_folder(self, dataset: str, group: str) -> str:
+        """``rejected/<dataset>[/<group>]``, relative to the release directory."""
+        return rejected_folder(dataset, group if self.per_lang_pair else "")
+
+    @property
+    def folders(self) -> tuple[str, ...]:
+        """The folders of shards this build writes anew."""
+        return (PAIRS, DEAD_LETTERS, REJECTED) if self.keep_rejected else (PAIRS, DEAD_LETTERS)
+
+    @property
+    def schemas(self) -> tuple[SchemaRef, ...]:
+        """The schemas of its files, as the manifest lists them."""
+        own = (self.pair_schema, DEAD_LETTER)
+        return (*own, REJECTED_SCHEMA) if self.keep_rejected else own
 
 
 def prepare_release(spec: ReleaseSpec) -> None:
@@ -115,7 +147,8 @@ class WriteRelease(beam.PTransform):
     """Pairs, dead letters and counts -> Parquet shards, then the published release.
 
     Input: ``{"pairs": ((dataset, group), row), "dead": dead-letter row, "counts": (key, n),
-    "inputs": input URI}``. Shards go to ``_staging/``; a last step (one element, with the
+    "inputs": input URI}`` and, with ``spec.keep_rejected``, ``"rejected": ((dataset, group),
+    rejected row)``. Shards go to ``_staging/``; a last step (one element, with the
     files, counts and input descriptions as side inputs) moves them into place, writes an
     empty shard where a dataset or the dead letters have no row, and writes the manifest.
     Outputs that step's ``{"out", "balanced"}``.
@@ -151,7 +184,16 @@ class WriteRelease(beam.PTransform):
             | "DeadDest" >> beam.Map(lambda row: (join(spec.staging, DEAD_LETTERS), row))
             | "WriteDead" >> WriteDeadLetters(self._rows_per_shard)
         )
-        files = (pair_files, dead_files) | "StagedFiles" >> beam.Flatten()
+        staged = [pair_files, dead_files]
+        if spec.keep_rejected:
+            staged.append(
+                inputs["rejected"]
+                | "RejectedDest"
+                >> beam.Map(lambda kv: (join(spec.staging, spec.rejected_folder(*kv[0])), kv[1]))
+                | "WriteRejected"
+                >> WriteParquetShards(REJECTED_SCHEMA, rejected_sort_key, self._rows_per_shard)
+            )
+        files = tuple(staged) | "StagedFiles" >> beam.Flatten()
         counts = inputs["counts"] | "SumAllCounts" >> beam.CombinePerKey(sum)
         described = (
             inputs["inputs"]
@@ -215,7 +257,7 @@ def publish_release(
         write_json(join(spec.out, NOTHING_READ), note)
         delete_tree(spec.staging)
         return None
-    published = place_staged(staged, spec.staging, spec.out, (PAIRS, DEAD_LETTERS))
+    published = place_staged(staged, spec.staging, spec.out, spec.folders)
     present = {relative(i["path"], spec.out).rsplit("/", 1)[0] for i in published}
     for dataset, ds in datasets.items():
         groups = ds["lang_pairs"] if spec.per_lang_pair else {"": ds}
@@ -223,6 +265,9 @@ def publish_release(
             folder = spec.pair_folder(dataset, group)
             if folder not in present:
                 published.append(empty_shard(spec.out, folder, spec.pair_schema))
+            folder = spec.rejected_folder(dataset, group)
+            if spec.keep_rejected and folder not in present:
+                published.append(empty_shard(spec.out, folder, REJECTED_SCHEMA))
     if DEAD_LETTERS not in present:
         published.append(empty_dead_letters(spec.out))
     delete_tree(spec.staging)
@@ -255,17 +300,19 @@ def build_manifest(
 
     def schema_of(path: str) -> SchemaRef:
         rel = relative(path, spec.out)
+        if rel.startswith(f"{REJECTED}/"):
+            return REJECTED_SCHEMA
         return DEAD_LETTER if rel.startswith(f"{DEAD_LETTERS}/") else spec.pair_schema
 
     files = file_entries(published, spec.out, schema_of)
     for dataset, ds in datasets.items():
         prefix = pair_folder(dataset) + "/"
         ds["files"] = [f["path"] for f in files if f["path"].startswith(prefix)]
-    accounting = pair_accounting(counts, datasets, files)
+    accounting = pair_accounting(counts, datasets, files, rejected=spec.keep_rejected)
     manifest = assemble(
         kind=spec.kind,
         software=software_versions(LID_PACKAGES),
-        schemas=(spec.pair_schema, DEAD_LETTER),
+        schemas=spec.schemas,
         config=spec.config,
         runner=spec.runner,
         inputs=sorted(inputs, key=lambda i: (i["name"], i["sha256"])),

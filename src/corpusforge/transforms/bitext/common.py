@@ -26,6 +26,7 @@ from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.pairing.candidates import Candidate, Dropped, PairRules
 from corpusforge.pairing.filters import FilterReason, LanguageFilterConfig
+from corpusforge.pairing.rejects import copy_row, rejected_row
 from corpusforge.sources.opus.records import DeadLetter, Skipped
 from corpusforge.text.langid import LanguageIdentifier
 from corpusforge.transforms.tags import COUNTS, DEAD, REJECTED
@@ -60,15 +61,24 @@ class Rejected:
         dataset: the pair's dataset.
         group: its language pair after orientation (``en-de``; ``en-en`` for ParaNMT).
         key: its deterministic origin key (``RawPair.key`` / ``RawParaphrase.key``).
+        row: with ``--keep-rejected``, its ``schemas/rejected.v1`` row
+            (:mod:`corpusforge.pairing.rejects`); else ``None``.
     """
 
     reason: str
     dataset: str
     group: str
     key: str
+    row: dict[str, Any] | None = None
 
 
-def reject(reason: FilterReason | str, dataset: str, group: str, key: str) -> TaggedOutput:
+def reject(
+    reason: FilterReason | str,
+    dataset: str,
+    group: str,
+    key: str,
+    row: dict[str, Any] | None = None,
+) -> TaggedOutput:
     """A :class:`Rejected` output, counted in ``Metrics.counter(stage, reason)`` (the stage is
     the reason's prefix).
 
@@ -77,10 +87,30 @@ def reject(reason: FilterReason | str, dataset: str, group: str, key: str) -> Ta
         dataset: the pair's dataset.
         group: its language pair.
         key: its origin key.
+        row: its rejected row, when the build keeps them.
     """
     reason = str(reason)
     Metrics.counter(reason.split("_", 1)[0], reason).inc()
-    return TaggedOutput(REJECTED, Rejected(reason, dataset, group, key))
+    return TaggedOutput(REJECTED, Rejected(reason, dataset, group, key, row))
+
+
+def reject_copy(reason: FilterReason, candidate: Candidate, keep: bool) -> TaggedOutput:
+    """A candidate set aside after the filters (a duplicate, over the cap) as a reject, with
+    its rejected row when ``keep``.
+
+    Args:
+        reason: ``dedup_duplicate`` or ``cap_over_limit``.
+        candidate: the candidate.
+        keep: the build keeps its rejected pairs.
+    """
+    c = candidate
+    row = copy_row(c.row, c.dataset, c.group, str(reason), c.key) if keep else None
+    return reject(reason, c.dataset, c.group, c.key, row)
+
+
+def rejected_rows(rejected: beam.PCollection) -> beam.PCollection:
+    """:class:`Rejected` items -> ``((dataset, group), rejected row)`` for the release."""
+    return rejected | "RejectedRows" >> beam.Map(lambda r: ((r.dataset, r.group), r.row))
 
 
 def dead_letter(item: DeadLetter, counts: Counter[CountKey]) -> TaggedOutput:
@@ -195,6 +225,7 @@ class FilterFn(LanguageCheckFn):
         rules: the per-pair settings.
         lid_model: fastText model path; ``None``: the default model.
         key: the candidate's deduplication key.
+        keep_rejected: give each reject its rejected row.
     """
 
     def __init__(
@@ -203,17 +234,20 @@ class FilterFn(LanguageCheckFn):
         rules: PairRules,
         lid_model: str | None,
         key: Callable[[Candidate], Any],
+        keep_rejected: bool = False,
     ) -> None:
         super().__init__(lid_model, rules.language)
         self._rule = rule
         self._rules = rules
         self._key = key
+        self._keep_rejected = keep_rejected
 
     def process(self, raw: Any) -> Iterator[Any]:
         result = self._rule(raw, self._rules, self._lid, self._timed)
         self._counts[("cand", result.dataset, result.group)] += 1
         if isinstance(result, Dropped):
-            yield reject(result.reason, result.dataset, result.group, result.key)
+            row = rejected_row(result, self._rules, self._lid) if self._keep_rejected else None
+            yield reject(result.reason, result.dataset, result.group, result.key, row)
         else:
             yield self._key(result), result
 
@@ -237,26 +271,32 @@ def fan_out_read(
 
 
 class _KeepFirstCopyFn(beam.DoFn):
-    """(dedup key, copies) -> the copy with the smallest origin; the others are rejects."""
+    """(dedup key, copies) -> the copy with the smallest origin; the others are rejects
+    (with their rejected rows when ``keep_rejected``)."""
+
+    def __init__(self, keep_rejected: bool) -> None:
+        self._keep_rejected = keep_rejected
 
     def process(self, element: tuple[Any, Iterable[Candidate]]) -> Iterator[Any]:
         _, copies = element
         first, *others = sorted(copies, key=_order)
         yield first
         for copy in others:
-            yield reject(FilterReason.DEDUP_DUPLICATE, copy.dataset, copy.group, copy.key)
+            yield reject_copy(FilterReason.DEDUP_DUPLICATE, copy, self._keep_rejected)
 
 
 def _order(candidate: Candidate) -> tuple[Any, ...]:
     return candidate.order
 
 
-def keep_one_copy(candidates: beam.PCollection) -> DoOutputsTuple:
-    """``(dedup key, Candidate)`` -> ``kept`` (one copy per key) and ``rejected`` outputs."""
+def keep_one_copy(candidates: beam.PCollection, keep_rejected: bool = False) -> DoOutputsTuple:
+    """``(dedup key, Candidate)`` -> ``kept`` (one copy per key) and ``rejected`` outputs
+    (with their rejected rows when ``keep_rejected``)."""
     return (
         candidates
         | "GroupCopies" >> beam.GroupByKey()
-        | "KeepFirstCopy" >> beam.ParDo(_KeepFirstCopyFn()).with_outputs(REJECTED, main="kept")
+        | "KeepFirstCopy"
+        >> beam.ParDo(_KeepFirstCopyFn(keep_rejected)).with_outputs(REJECTED, main="kept")
     )
 
 

@@ -41,7 +41,8 @@ from corpusforge.transforms.bitext.common import (
     fan_out_read,
     keep_one_copy,
     keyed_row,
-    reject,
+    reject_copy,
+    rejected_rows,
     skipped,
     summed_counts,
 )
@@ -122,7 +123,11 @@ def _cap_rank(seed: int, candidate: Candidate) -> tuple[int, str]:
 
 
 class _CapFn(beam.DoFn):
-    """Keep a candidate when its rank is within its group's threshold; else reject it."""
+    """Keep a candidate when its rank is within its group's threshold; else reject it
+    (with its rejected row when ``keep_rejected``)."""
+
+    def __init__(self, keep_rejected: bool) -> None:
+        self._keep_rejected = keep_rejected
 
     def process(
         self,
@@ -133,13 +138,12 @@ class _CapFn(beam.DoFn):
         if rank <= thresholds[group_key]:
             yield candidate
         else:
-            yield reject(
-                FilterReason.CAP_OVER_LIMIT, candidate.dataset, candidate.group, candidate.key
-            )
+            yield reject_copy(FilterReason.CAP_OVER_LIMIT, candidate, self._keep_rejected)
 
 
 class BitextPairs(beam.PTransform):
-    """Raw pairs -> ``{"pairs": ((dataset, "l1-l2"), row), "rejected", "counts"}``.
+    """Raw pairs -> ``{"pairs": ((dataset, "l1-l2"), row), "rejected", "counts"}`` and, with
+    ``keep_rejected``, ``"rejected_rows": ((dataset, "l1-l2"), rejected row)``.
 
     Each pair is cleaned when a profile is given, oriented with English as the anchor,
     kept when each side has ``min_tokens``..``max_tokens`` words (whitespace tokens; letters
@@ -157,6 +161,7 @@ class BitextPairs(beam.PTransform):
         max_pairs_per_lang: cap per (dataset, language pair); ``None`` keeps all.
         profile: cleaning profile, or ``None`` for none.
         lowercase: with no profile, lowercase both sides.
+        keep_rejected: give every reject its ``schemas/rejected.v1`` row.
     """
 
     def __init__(
@@ -169,18 +174,20 @@ class BitextPairs(beam.PTransform):
         max_pairs_per_lang: int | None = None,
         profile: CleanProfile | None = None,
         lowercase: bool = False,
+        keep_rejected: bool = False,
     ) -> None:
         super().__init__()
         rules = PairRules(language=language, lengths=lengths, profile=profile, lowercase=lowercase)
-        self._filter = FilterFn(bitext_candidate, rules, lid_model, _group_and_dedup)
+        self._filter = FilterFn(bitext_candidate, rules, lid_model, _group_and_dedup, keep_rejected)
         self._seed = seed
         self._cap = max_pairs_per_lang
+        self._keep_rejected = keep_rejected
 
     def expand(self, pairs: beam.PCollection) -> dict[str, beam.PCollection]:
         filtered = pairs | "Filter" >> beam.ParDo(self._filter).with_outputs(
             REJECTED, COUNTS, main="candidates"
         )
-        deduped = keep_one_copy(filtered.candidates)
+        deduped = keep_one_copy(filtered.candidates, self._keep_rejected)
         kept, rejected = deduped.kept, [filtered[REJECTED], deduped[REJECTED]]
         if self._cap is not None:
             ranked = kept | "RankForCap" >> beam.Map(
@@ -193,11 +200,14 @@ class BitextPairs(beam.PTransform):
                 | "Threshold" >> beam.Map(lambda kv: (kv[0], max(kv[1])))
             )
             capped = ranked | "Cap" >> beam.ParDo(
-                _CapFn(), thresholds=beam.pvalue.AsDict(thresholds)
+                _CapFn(self._keep_rejected), thresholds=beam.pvalue.AsDict(thresholds)
             ).with_outputs(REJECTED, main="kept")
             kept = capped.kept
             rejected.append(capped[REJECTED])
         rows = kept | "Rows" >> beam.Map(keyed_row)
         all_rejected = tuple(rejected) | "AllRejected" >> beam.Flatten()
         counts = summed_counts([filtered[COUNTS]], rows, all_rejected)
-        return {"pairs": rows, "rejected": all_rejected, "counts": counts}
+        outputs = {"pairs": rows, "rejected": all_rejected, "counts": counts}
+        if self._keep_rejected:
+            outputs["rejected_rows"] = rejected_rows(all_rejected)
+        return outputs

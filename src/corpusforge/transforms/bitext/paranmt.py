@@ -35,6 +35,7 @@ from corpusforge.transforms.bitext.common import (
     fan_out_read,
     keep_one_copy,
     keyed_row,
+    rejected_rows,
     summed_counts,
 )
 from corpusforge.transforms.tags import COUNTS, REJECTED
@@ -81,7 +82,8 @@ def _dedup(candidate: Candidate) -> str:
 
 
 class ParaphrasePairs(beam.PTransform):
-    """Raw paraphrases -> ``{"pairs": ((dataset, "en-en"), row), "rejected", "counts"}``.
+    """Raw paraphrases -> ``{"pairs": ((dataset, "en-en"), row), "rejected", "counts"}`` and,
+    with ``keep_rejected``, ``"rejected_rows": ((dataset, "en-en"), rejected row)``.
 
     P-SP's ParaNMT filtering: mean whitespace-token length of the two sides in
     ``[min_mean_tokens, max_mean_tokens]``, score in ``[min_score, max_score]``, word-trigram
@@ -95,6 +97,7 @@ class ParaphrasePairs(beam.PTransform):
         lid_model: fastText model path; ``None``: the default model.
         profile: cleaning profile, or ``None`` for none.
         lowercase: with no profile, lowercase both sides.
+        keep_rejected: give every reject its ``schemas/rejected.v1`` row.
     """
 
     def __init__(
@@ -105,19 +108,24 @@ class ParaphrasePairs(beam.PTransform):
         lid_model: str | None = None,
         profile: CleanProfile | None = None,
         lowercase: bool = False,
+        keep_rejected: bool = False,
     ) -> None:
         super().__init__()
         rules = PairRules(
             language=language, paraphrase=filters, profile=profile, lowercase=lowercase
         )
-        self._filter = FilterFn(paraphrase_candidate, rules, lid_model, _dedup)
+        self._filter = FilterFn(paraphrase_candidate, rules, lid_model, _dedup, keep_rejected)
+        self._keep_rejected = keep_rejected
 
     def expand(self, pairs: beam.PCollection) -> dict[str, beam.PCollection]:
         filtered = pairs | "Filter" >> beam.ParDo(self._filter).with_outputs(
             REJECTED, COUNTS, main="candidates"
         )
-        deduped = keep_one_copy(filtered.candidates)
+        deduped = keep_one_copy(filtered.candidates, self._keep_rejected)
         rows = deduped.kept | "Rows" >> beam.Map(keyed_row)
         rejected = (filtered[REJECTED], deduped[REJECTED]) | "AllRejected" >> beam.Flatten()
         counts = summed_counts([filtered[COUNTS]], rows, rejected)
-        return {"pairs": rows, "rejected": rejected, "counts": counts}
+        outputs = {"pairs": rows, "rejected": rejected, "counts": counts}
+        if self._keep_rejected:
+            outputs["rejected_rows"] = rejected_rows(rejected)
+        return outputs
