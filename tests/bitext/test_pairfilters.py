@@ -9,12 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from corpusforge.config.flags import FlagError
 from corpusforge.pairing.filters import (
+    NOISE_FILTERS,
     BitextFilterConfig,
     FilterReason,
     LanguageFilterConfig,
     ParaphraseFilterConfig,
     check_bitext_length,
+    check_bitext_noise,
     check_language,
     check_pair_languages,
     check_paraphrase,
@@ -192,3 +195,187 @@ def test_pair_key_is_stable_under_renormalisation(a: str, b: str) -> None:
         return "\t " + " ".join(text.split()).casefold().replace(" ", "\n ") + " "
 
     assert pair_key(a, b) == pair_key(renormalised(a), renormalised(b))
+
+
+# --------------------------------------------------------------------------- noise filters
+
+
+def test_per_side_word_limits_tighten_the_shared_ones() -> None:
+    config = BitextFilterConfig(min_anchor_tokens=5, max_positive_tokens=6)
+    assert check_bitext_length(_words(5), _words(6), config) is None
+    assert check_bitext_length(_words(4), _words(6), config) is FilterReason.BITEXT_TOO_SHORT
+    assert check_bitext_length(_words(6), _words(7), config) is FilterReason.BITEXT_TOO_LONG
+    # the shared limits still hold for the side without its own
+    assert check_bitext_length(_words(5), "Ja !", config) is FilterReason.BITEXT_TOO_SHORT
+    wide = BitextFilterConfig(max_tokens=200, max_anchor_tokens=150, max_length_ratio=None)
+    assert check_bitext_length(_words(150), _words(100), wide) is None
+    assert check_bitext_length(_words(151), _words(100), wide) is FilterReason.BITEXT_TOO_LONG
+
+
+@pytest.mark.parametrize(
+    ("anchor", "positive", "config", "reason"),
+    [
+        ("Hello there.", "Hallo du.", BitextFilterConfig(min_anchor_chars=12), None),
+        ("Hello you.", "Hallo du.", BitextFilterConfig(min_anchor_chars=12), "chars_too_short"),
+        ("Hi, you.", "Hallo du.", BitextFilterConfig(min_positive_chars=10), "chars_too_short"),
+        ("Hello there.", "Hallo du.", BitextFilterConfig(max_positive_chars=9), None),
+        ("Hello there.", "Hallo ihr.", BitextFilterConfig(max_positive_chars=9), "chars_too_long"),
+        ("Hello there.", "Hallo du.", BitextFilterConfig(max_anchor_chars=11), "chars_too_long"),
+        # code points, not bytes: ü is one character
+        ("Hello there.", "Grüß dich.", BitextFilterConfig(max_positive_chars=10), None),
+    ],
+)
+def test_per_side_character_limits(
+    anchor: str, positive: str, config: BitextFilterConfig, reason: str | None
+) -> None:
+    expected = None if reason is None else FilterReason(f"bitext_{reason}")
+    assert check_bitext_noise(anchor, positive, "en", "de", config) is expected
+
+
+def test_longest_word() -> None:
+    config = BitextFilterConfig(max_word_chars=12)
+    assert check_bitext_noise("A long sentence.", "Ein Bundesstaat.", "en", "de", config) is None
+    url = "Go to http://example.com/a/b"
+    assert check_bitext_noise(url, "Geh hin.", "en", "de", config) is (
+        FilterReason.BITEXT_WORD_TOO_LONG
+    )
+    compound = "Arbeitnehmerorganisationen"  # 26 letters: a real German word, kept at 39
+    assert check_bitext_noise("Unions.", compound, "en", "de", config) is (
+        FilterReason.BITEXT_WORD_TOO_LONG
+    )
+    assert check_bitext_noise("Unions.", compound, "en", "de", BitextFilterConfig(39)) is None
+
+
+@pytest.mark.parametrize(
+    ("anchor", "reason"),
+    [
+        ("Click <b>here</b> now.", FilterReason.BITEXT_HTML_TAGS),
+        ("Line one<br/>line two", FilterReason.BITEXT_HTML_TAGS),
+        ('See <a href="x.html">this</a>.', FilterReason.BITEXT_HTML_TAGS),
+        ("Hidden <!-- comment --> text.", FilterReason.BITEXT_HTML_TAGS),
+        ("So 3 < 4 and 5 > 2.", None),  # comparisons are text
+        ("Use the <b tag", None),  # an unclosed tag is text (OpusFilter 3.3.1)
+        ("Write &lt;b&gt; for bold.", None),  # escaped, not a tag
+    ],
+)
+def test_html_tags(anchor: str, reason: FilterReason | None) -> None:
+    config = BitextFilterConfig(drop_html=True)
+    assert check_bitext_noise(anchor, "Klick hier.", "en", "de", config) is reason
+    assert check_bitext_noise("Click here.", anchor, "en", "de", config) is reason
+    assert check_bitext_noise(anchor, "Klick hier.", "en", "de") is None  # off by default
+
+
+@pytest.mark.parametrize(
+    ("positive", "lang", "reason"),
+    [
+        ("Привет, мир!", "ru", None),
+        ("Привет, world!", "ru", FilterReason.BITEXT_SCRIPT_RATIO),  # 6 of 11 letters
+        ("Al cabo de poco tiempo, Laila se quedó embarazada.", "ara", "script"),
+        ("بعد فترة قصيرة جدا، كانت ليلى حاملا.", "ara", None),
+        ("Zdravo svete, Здраво свете", "sr", None),  # Serbian: either alphabet
+        ("Здраво свете", "sr_Latn", "script"),  # unless the label names one
+        ("私は学生です。", "ja", None),  # Han and kana
+        ("12345 !!!", "ru", None),  # no letters: nothing to judge
+        ("Hello world", "xx", None),  # a language of unknown script is not judged
+    ],
+)
+def test_script_ratio(positive: str, lang: str, reason: FilterReason | str | None) -> None:
+    expected = FilterReason.BITEXT_SCRIPT_RATIO if reason else None
+    config = BitextFilterConfig(min_script_ratio=0.9)
+    assert check_bitext_noise("Hello world.", positive, "en", lang, config) is expected
+
+
+@pytest.mark.parametrize(
+    ("anchor", "positive", "reason"),
+    [
+        ("Members of Parliament .", "Mesdames et Messieurs !", None),  # one mark each: 0
+        ("No mark here", "Pas de point", None),
+        ("Where are you?", "Où es-tu", None),  # penalty 1: -0.69
+        ("Wait... what?", "Attends, quoi ?", FilterReason.BITEXT_TERMINAL_PUNCTUATION),
+        ("One. Two. Three.", "Un", FilterReason.BITEXT_TERMINAL_PUNCTUATION),
+    ],
+)
+def test_terminal_punctuation(anchor: str, positive: str, reason: FilterReason | None) -> None:
+    config = BitextFilterConfig(min_punctuation_score=-1.0)  # penalty at most 1
+    assert check_bitext_noise(anchor, positive, "en", "fr", config) is reason
+
+
+@pytest.mark.parametrize(
+    ("anchor", "positive", "reason"),
+    [
+        ("In 1992 .", "En 1992.", None),
+        ("It costs 1.50 euros.", "Es kostet 1,5 Euro.", None),  # zeros are left out
+        ("In 1992 .", "Im Jahr 1993.", None),  # 3 of 4 digits agree: 0.75
+        ("Page 4 . Security first .", "Die Arbeit geht weiter .", "numerals"),
+        ("Sweden is first .", "3. Die Umwelt wird prioritiert .", "numerals"),
+        ("In 1992 .", "En ١٩٩٢.", None),  # Arabic-Indic digits by value
+        ("No digits .", "Keine Ziffern .", None),
+    ],
+)
+def test_nonzero_numerals(anchor: str, positive: str, reason: str | None) -> None:
+    expected = FilterReason.BITEXT_NUMERALS_MISMATCH if reason else None
+    config = BitextFilterConfig(min_numeral_similarity=0.5)
+    assert check_bitext_noise(anchor, positive, "en", "de", config) is expected
+
+
+def test_noise_checks_run_in_their_documented_order() -> None:
+    every = BitextFilterConfig(
+        max_anchor_chars=40,
+        max_word_chars=10,
+        drop_html=True,
+        min_script_ratio=1.0,
+        min_punctuation_score=0.0,
+        min_numeral_similarity=1.0,
+    )
+    # each anchor fails every check from its reason on, and passes those before it
+    for anchor, reason in [
+        ("<b>Hi</b> Привет Wonderfulness 1? 2? and then", "chars_too_long"),
+        ("<b>Hi</b> Привет Wonderfulness 1? 2?", "word_too_long"),
+        ("<b>Hi</b> Привет 1? 2?", "html_tags"),
+        ("Hi Привет 1? 2?", "script_ratio"),
+        ("Hi 1? 2?", "terminal_punctuation"),
+        ("Hi 1 .", "numerals_mismatch"),
+    ]:
+        got = check_bitext_noise(anchor, "Hallo Welt 3 .", "en", "de", every)
+        assert got is FilterReason(f"bitext_{reason}"), anchor
+    assert check_bitext_noise("Hi 3 .", "Hallo Welt 3 .", "en", "de", every) is None
+
+
+@given(st.text(), st.text(), st.sampled_from(["en", "de", "ru", "ja", "ar", "xx", "sr_Latn"]))
+def test_noise_filters_off_by_default_drop_nothing(anchor: str, positive: str, lang: str) -> None:
+    assert check_bitext_noise(anchor, positive, "en", lang) is None
+
+
+@pytest.mark.parametrize(
+    ("make", "needle"),
+    [
+        (lambda: BitextFilterConfig(min_anchor_tokens=-1), "--min-anchor-tokens.*-1"),
+        (
+            lambda: BitextFilterConfig(min_positive_chars=10, max_positive_chars=9),
+            "--max-positive-chars must be >= that side's lowest limit \\(10\\), got 9",
+        ),
+        (lambda: BitextFilterConfig(max_word_chars=2.5), "--max-word-chars.*2.5"),  # type: ignore[arg-type]
+        (lambda: BitextFilterConfig(drop_html=1), "--drop-html.*1"),  # type: ignore[arg-type]
+        (lambda: BitextFilterConfig(min_script_ratio=1.5), "--min-script-ratio.*1.5"),
+        (lambda: BitextFilterConfig(min_punctuation_score=0.5), "--min-punctuation-score.*0.5"),
+        (
+            lambda: BitextFilterConfig(min_numeral_similarity=math.nan),
+            "--min-numeral-similarity.*nan",
+        ),
+    ],
+)
+def test_noise_settings_reject_bad_values_by_name(make: object, needle: str) -> None:
+    with pytest.raises(FlagError, match=needle):
+        make()  # type: ignore[operator]
+
+
+def test_manifest_records_noise_filters_only_when_one_is_on() -> None:
+    # the record of a release built before the noise filters, byte for byte
+    assert BitextFilterConfig().to_json() == {
+        "min_tokens": 3,
+        "max_tokens": 100,
+        "max_length_ratio": 3.0,
+    }
+    record = BitextFilterConfig(drop_html=True).to_json()
+    assert set(record) == {"min_tokens", "max_tokens", "max_length_ratio", *NOISE_FILTERS}
+    assert record["drop_html"] is True and record["max_word_chars"] is None

@@ -140,7 +140,10 @@ class BitextConfig(TextCleaning):
             but not its translation. ``ct`` suits crisis-tweet-like text.
         lowercase: lowercase both sides (with ``none``: only that); ``None`` keeps the
             profile's own setting.
-        filters: tokens per side (P-SP: 3 to 100) and their largest ratio (OpusFilter: 3).
+        filters: tokens per side (P-SP: 3 to 100) and their largest ratio (OpusFilter: 3),
+            and the noise filters OPUS data needs, each off by default (per-side words and
+            characters, longest word, HTML tags, script ratio, terminal punctuation,
+            non-zero numerals: :class:`~corpusforge.pairing.filters.BitextFilterConfig`).
         language: language-id confidence threshold.
         max_pairs_per_lang: keep at most this many pairs of each (dataset, language pair),
             chosen by seeded hash; ``None`` keeps all.
@@ -216,6 +219,7 @@ class BitextConfig(TextCleaning):
         """A JSON-ready record of the configuration, for the manifest."""
         doc = _recorded(self)
         doc["inputs"] = list(self.inputs)
+        doc["filters"] = self.filters.to_json()  # the noise filters only when one is on
         profile = self.profile
         doc["clean_profile"] = dataclasses.asdict(profile) if profile is not None else None
         return doc

@@ -6,10 +6,13 @@ the Beam filters (:mod:`corpusforge.transforms.bitext`) and the local engine
 reason on every engine.
 
 - Bitext (P-SP; CT-XLMR-SE): clean (or make one line), orient English into ``anchor``,
-  3 to 100 words per side in a ratio below 3, fastText language id on both sides agreeing
-  with the declared languages.
+  3 to 100 words per side in a ratio below 3, the noise filters that are on (per-side words
+  and characters, longest word, HTML, script, punctuation, numerals: off by default), fastText
+  language id on both sides agreeing with the declared languages.
 - ParaNMT (P-SP): clean, mean length, score, word-trigram overlap (computed once and kept
   in the row), both sides English by fastText.
+- Both, with ``--decontaminate``: no side may leak from an evaluation set (before language
+  id; :mod:`corpusforge.pairing.decontam`).
 
 A candidate carries what deduplication and the cap need: ``dedup``
 (:func:`~corpusforge.pairing.filters.pair_key`: equal up to case and whitespace; either
@@ -24,12 +27,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from corpusforge.keys import seeded_hash
+from corpusforge.pairing.decontam import check_contamination
 from corpusforge.pairing.filters import (
     BitextFilterConfig,
     FilterReason,
     LanguageFilterConfig,
     ParaphraseFilterConfig,
     check_bitext_length,
+    check_bitext_noise,
     check_language,
     check_pair_languages,
     check_paraphrase_length,
@@ -40,6 +45,7 @@ from corpusforge.pairing.filters import (
 from corpusforge.sources.opus.records import ENGLISH, RawPair, bitext_row
 from corpusforge.sources.paranmt.parse import RawParaphrase, paraphrase_row
 from corpusforge.text.clean import CleanProfile, prepare_text
+from corpusforge.text.decontam import Decontaminator
 from corpusforge.text.langid import LanguageIdentifier
 from corpusforge.text.overlap import trigram_overlap
 
@@ -100,6 +106,8 @@ class PairRules:
         language: language-id confidence threshold.
         profile: a cleaning profile, or ``None`` for none.
         lowercase: with no profile, lowercase both sides.
+        decontaminator: the evaluation sets no side may leak from (``--decontaminate``),
+            checked before language id; ``None``: none.
     """
 
     language: LanguageFilterConfig
@@ -107,6 +115,7 @@ class PairRules:
     paraphrase: ParaphraseFilterConfig | None = None
     profile: CleanProfile | None = None
     lowercase: bool = False
+    decontaminator: Decontaminator | None = None
 
 
 def bitext_candidate(
@@ -125,7 +134,13 @@ def bitext_candidate(
     trg = prepare_text(raw.trg, rules.profile, rules.lowercase)
     row = bitext_row(raw, src, trg)
     dataset, group = raw.dataset, f"{row['anchor_lang']}-{row['positive_lang']}"
-    reason = check_bitext_length(row["anchor"], row["positive"], rules.lengths)
+    reason = check_bitext_length(row["anchor"], row["positive"], rules.lengths) or (
+        check_bitext_noise(
+            row["anchor"], row["positive"], row["anchor_lang"], row["positive_lang"], rules.lengths
+        )
+    )
+    if reason is None and rules.decontaminator is not None:
+        reason = check_contamination(row["anchor"], row["positive"], rules.decontaminator)
     if reason is None:
         reason = timed(
             lambda: check_pair_languages(
@@ -167,6 +182,8 @@ def paraphrase_candidate(
     if reason is None:
         overlap = trigram_overlap(anchor, positive)
         reason = check_trigram_overlap(overlap, filters)
+    if reason is None and rules.decontaminator is not None:
+        reason = check_contamination(anchor, positive, rules.decontaminator)
     if reason is None:
         reason = timed(
             lambda: (

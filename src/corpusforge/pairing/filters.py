@@ -28,17 +28,25 @@ first. Their reason codes are here so every drop in the pipeline has one.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import hashlib
 import math
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from corpusforge.config.flags import FlagError
 from corpusforge.config.settings import flag_name, setting
 from corpusforge.text.langid import normalize_lang, same_language
 from corpusforge.text.lengths import word_count
+from corpusforge.text.noise import (
+    has_html_tag,
+    longest_word,
+    numeral_similarity,
+    terminal_punctuation_score,
+)
 from corpusforge.text.overlap import trigram_overlap
+from corpusforge.text.scripts import expected_scripts, script_ratio
 
 
 class FilterReason(enum.StrEnum):
@@ -47,6 +55,13 @@ class FilterReason(enum.StrEnum):
     BITEXT_TOO_SHORT = "bitext_too_short"
     BITEXT_TOO_LONG = "bitext_too_long"
     BITEXT_LENGTH_RATIO = "bitext_length_ratio"
+    BITEXT_CHARS_TOO_SHORT = "bitext_chars_too_short"
+    BITEXT_CHARS_TOO_LONG = "bitext_chars_too_long"
+    BITEXT_WORD_TOO_LONG = "bitext_word_too_long"
+    BITEXT_HTML_TAGS = "bitext_html_tags"
+    BITEXT_SCRIPT_RATIO = "bitext_script_ratio"
+    BITEXT_TERMINAL_PUNCTUATION = "bitext_terminal_punctuation"
+    BITEXT_NUMERALS_MISMATCH = "bitext_numerals_mismatch"
     PARAPHRASE_TOO_SHORT = "paraphrase_too_short"
     PARAPHRASE_TOO_LONG = "paraphrase_too_long"
     PARAPHRASE_SCORE_TOO_LOW = "paraphrase_score_too_low"
@@ -54,6 +69,8 @@ class FilterReason(enum.StrEnum):
     PARAPHRASE_OVERLAP_TOO_HIGH = "paraphrase_overlap_too_high"
     LANG_MISMATCH = "lang_mismatch"
     LANG_LOW_CONFIDENCE = "lang_low_confidence"
+    DECONTAM_EXACT = "decontam_exact"
+    DECONTAM_NGRAM = "decontam_ngram"
     DEDUP_DUPLICATE = "dedup_duplicate"
     CAP_OVER_LIMIT = "cap_over_limit"
 
@@ -73,9 +90,43 @@ def _finite(config: type, field: str, value: float) -> None:
     )
 
 
+def _side_limit(help: str) -> Any:
+    """An optional limit, off by default (``0`` on the command line)."""
+    return setting(None, help=f"{help}; 0: no limit", zero_is_none=True)
+
+
+def _ratio_limit(help: str) -> Any:
+    """A lowest share in [0, 1], off at 0 (nothing scores below it)."""
+    return setting(0.0, help=help)
+
+
+NOISE_FILTERS = (
+    "min_anchor_tokens",
+    "max_anchor_tokens",
+    "min_positive_tokens",
+    "max_positive_tokens",
+    "min_anchor_chars",
+    "max_anchor_chars",
+    "min_positive_chars",
+    "max_positive_chars",
+    "max_word_chars",
+    "drop_html",
+    "min_script_ratio",
+    "min_punctuation_score",
+    "min_numeral_similarity",
+)
+"""The :class:`BitextFilterConfig` settings of the filters OPUS data needs (issue 38), off
+by default; the manifest records them only when one is on, so that a release built without
+them keeps its bytes."""
+
+
 @dataclass(frozen=True, slots=True)
 class BitextFilterConfig:
-    """Length limits for a translation pair, per side.
+    """Length limits and noise filters for a translation pair.
+
+    The sides are the release's: ``anchor`` (English, where the pair has it) and
+    ``positive``. Every limit after ``max_length_ratio`` is off by default; they follow
+    OpusFilter's filters of the same purpose (:mod:`corpusforge.text.noise`).
 
     Attributes:
         min_tokens: fewest words on each side (P-SP: 3 whitespace tokens; see
@@ -84,6 +135,29 @@ class BitextFilterConfig:
         max_length_ratio: drop a pair whose longer side has at least this many times the
             tokens of the shorter (OpusFilter's ``LengthRatioFilter``: 3); ``None`` turns
             the check off.
+        min_anchor_tokens: fewest words of the anchor, besides ``min_tokens``
+            (``bitext_too_short``); ``None``: no limit of its own.
+        max_anchor_tokens: most words of the anchor (``bitext_too_long``).
+        min_positive_tokens: fewest words of the positive.
+        max_positive_tokens: most words of the positive.
+        min_anchor_chars: fewest characters (code points, spaces included) of the anchor
+            (``bitext_chars_too_short``; OpusFilter's ``LengthFilter`` with ``unit: char``).
+        max_anchor_chars: most characters of the anchor (``bitext_chars_too_long``).
+        min_positive_chars: fewest characters of the positive.
+        max_positive_chars: most characters of the positive.
+        max_word_chars: most characters in one whitespace token of either side
+            (``bitext_word_too_long``; OpusFilter's ``LongWordFilter`` threshold 40 keeps
+            words of up to 39).
+        drop_html: drop a pair with an HTML tag on either side (``bitext_html_tags``;
+            ``HtmlTagFilter``).
+        min_script_ratio: lowest share of each side's letters in its language's script
+            (``bitext_script_ratio``; ``CharacterScoreFilter``, threshold 1 there); 0: off.
+            A side whose language has no known script is not checked.
+        min_punctuation_score: lowest terminal-punctuation score
+            (``bitext_terminal_punctuation``; ``TerminalPunctuationFilter``, -2 there);
+            ``None``: off.
+        min_numeral_similarity: lowest similarity of the sides' non-zero digits
+            (``bitext_numerals_mismatch``; ``NonZeroNumeralsFilter``, 0.5 there); 0: off.
     """
 
     min_tokens: int = setting(3, help="fewest words per side (scripts without spaces: by letters)")
@@ -93,6 +167,42 @@ class BitextFilterConfig:
         help="drop a pair whose longer side has this many times the tokens of the shorter "
         "(OpusFilter's LengthRatioFilter); 0: no limit",
         zero_is_none=True,
+    )
+    min_anchor_tokens: int | None = _side_limit(
+        "fewest words of the anchor (the English side, if any)"
+    )
+    max_anchor_tokens: int | None = _side_limit(
+        "most words of the anchor (the English side, if any)"
+    )
+    min_positive_tokens: int | None = _side_limit("fewest words of the positive side")
+    max_positive_tokens: int | None = _side_limit("most words of the positive side")
+    min_anchor_chars: int | None = _side_limit(
+        "fewest characters of the anchor (the English side, if any)"
+    )
+    max_anchor_chars: int | None = _side_limit(
+        "most characters of the anchor (the English side, if any)"
+    )
+    min_positive_chars: int | None = _side_limit("fewest characters of the positive side")
+    max_positive_chars: int | None = _side_limit("most characters of the positive side")
+    max_word_chars: int | None = _side_limit(
+        "most characters in one word of either side (OpusFilter's LongWordFilter threshold "
+        "40 is 39 here)"
+    )
+    drop_html: bool = setting(
+        False, help="drop a pair with an HTML tag on either side (OpusFilter's HtmlTagFilter)"
+    )
+    min_script_ratio: float = _ratio_limit(
+        "lowest share of each side's letters in its language's script "
+        "(OpusFilter's CharacterScoreFilter; 1: all); 0: off"
+    )
+    min_punctuation_score: float | None = setting(
+        None,
+        help="lowest terminal-punctuation score, -log(penalty + 1) "
+        "(OpusFilter's TerminalPunctuationFilter, -2 there); default: off",
+    )
+    min_numeral_similarity: float = _ratio_limit(
+        "lowest similarity of the two sides' non-zero digits "
+        "(OpusFilter's NonZeroNumeralsFilter, 0.5 there); 0: off"
     )
 
     def __post_init__(self) -> None:
@@ -118,6 +228,67 @@ class BitextFilterConfig:
                 "max_length_ratio",
                 f"must be > 1 (or 0 for no limit), got {self.max_length_ratio!r}",
             )
+        self._check_noise_filters()
+
+    def _check_noise_filters(self) -> None:
+        cls = BitextFilterConfig
+        for side in ("anchor", "positive"):
+            for unit in ("tokens", "chars"):
+                low, high = f"min_{side}_{unit}", f"max_{side}_{unit}"
+                for name in (low, high):
+                    value = getattr(self, name)
+                    _require(
+                        value is None or (isinstance(value, int) and value >= 1),
+                        cls,
+                        name,
+                        f"must be an integer >= 1 (or 0 for no limit), got {value!r}",
+                    )
+                least, most = getattr(self, low), getattr(self, high)
+                _require(
+                    least is None or most is None or most >= least,
+                    cls,
+                    high,
+                    f"must be >= that side's lowest limit ({least}), got {most!r}",
+                )
+        _require(
+            self.max_word_chars is None
+            or (isinstance(self.max_word_chars, int) and self.max_word_chars >= 1),
+            cls,
+            "max_word_chars",
+            f"must be an integer >= 1 (or 0 for no limit), got {self.max_word_chars!r}",
+        )
+        _require(
+            isinstance(self.drop_html, bool),
+            cls,
+            "drop_html",
+            f"must be on or off, got {self.drop_html!r}",
+        )
+        for name in ("min_script_ratio", "min_numeral_similarity"):
+            value = getattr(self, name)
+            _finite(cls, name, value)
+            _require(0.0 <= value <= 1.0, cls, name, f"must be in [0, 1], got {value!r}")
+        if self.min_punctuation_score is not None:
+            _finite(cls, "min_punctuation_score", self.min_punctuation_score)
+            _require(
+                self.min_punctuation_score <= 0,
+                cls,
+                "min_punctuation_score",
+                f"must be <= 0 (the best score), got {self.min_punctuation_score!r}",
+            )
+
+    @property
+    def noise_filters_on(self) -> bool:
+        """Whether any of :data:`NOISE_FILTERS` is set."""
+        return self != BitextFilterConfig(self.min_tokens, self.max_tokens, self.max_length_ratio)
+
+    def to_json(self) -> dict[str, Any]:
+        """The settings as the manifest records them: :data:`NOISE_FILTERS` only when one
+        is on, so that releases built before them, or without them, keep their bytes."""
+        doc = dataclasses.asdict(self)
+        if not self.noise_filters_on:
+            for name in NOISE_FILTERS:
+                del doc[name]
+        return doc
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,7 +394,8 @@ def token_count(text: str) -> int:
 def check_bitext_length(
     src: str, trg: str, config: BitextFilterConfig = BitextFilterConfig()
 ) -> FilterReason | None:
-    """Both sides have ``min_tokens``..``max_tokens`` tokens, in a ratio below the limit.
+    """Both sides have ``min_tokens``..``max_tokens`` tokens, and each side's own limits
+    where they are set, in a ratio below the limit.
 
     Args:
         src: one side (the anchor).
@@ -235,13 +407,88 @@ def check_bitext_length(
         that order), else ``None``.
     """
     counts = (token_count(src), token_count(trg))
-    if min(counts) < config.min_tokens:
+    if min(counts) < config.min_tokens or _below(
+        counts, config.min_anchor_tokens, config.min_positive_tokens
+    ):
         return FilterReason.BITEXT_TOO_SHORT
-    if max(counts) > config.max_tokens:
+    if max(counts) > config.max_tokens or _above(
+        counts, config.max_anchor_tokens, config.max_positive_tokens
+    ):
         return FilterReason.BITEXT_TOO_LONG
     ratio = config.max_length_ratio
     if ratio is not None and max(counts) >= ratio * min(counts):
         return FilterReason.BITEXT_LENGTH_RATIO
+    return None
+
+
+def _below(values: tuple[int, int], anchor: int | None, positive: int | None) -> bool:
+    """Whether a side's value is below that side's lowest limit (``None``: none)."""
+    return (anchor is not None and values[0] < anchor) or (
+        positive is not None and values[1] < positive
+    )
+
+
+def _above(values: tuple[int, int], anchor: int | None, positive: int | None) -> bool:
+    """Whether a side's value is above that side's highest limit (``None``: none)."""
+    return (anchor is not None and values[0] > anchor) or (
+        positive is not None and values[1] > positive
+    )
+
+
+def _off_script(text: str, lang: str, least: float) -> bool:
+    """Whether fewer than ``least`` of ``text``'s letters are in ``lang``'s script (a
+    language whose script is not known is never off script)."""
+    scripts = expected_scripts(lang)
+    return scripts is not None and script_ratio(text, scripts) < least
+
+
+def check_bitext_noise(
+    anchor: str,
+    positive: str,
+    anchor_lang: str,
+    positive_lang: str,
+    config: BitextFilterConfig = BitextFilterConfig(),
+) -> FilterReason | None:
+    """The noise filters OPUS data needs, each off unless its setting is given.
+
+    Inputs are a bitext row's ``anchor``, ``positive`` and their labelled languages; the
+    measures are OpusFilter's (Aulamo et al., ACL 2020 demos), defined in
+    :mod:`corpusforge.text.noise` and :mod:`corpusforge.text.scripts`.
+
+    Args:
+        anchor: the anchor side.
+        positive: the positive side.
+        anchor_lang: the anchor's language label (``en``, ``eng``).
+        positive_lang: the positive's language label.
+        config: the limits (:data:`NOISE_FILTERS`).
+
+    Returns:
+        The first failing check's reason, in this order: ``bitext_chars_too_short``,
+        ``bitext_chars_too_long``, ``bitext_word_too_long``, ``bitext_html_tags``,
+        ``bitext_script_ratio``, ``bitext_terminal_punctuation``,
+        ``bitext_numerals_mismatch``; else ``None``.
+    """
+    chars = (len(anchor), len(positive))
+    if _below(chars, config.min_anchor_chars, config.min_positive_chars):
+        return FilterReason.BITEXT_CHARS_TOO_SHORT
+    if _above(chars, config.max_anchor_chars, config.max_positive_chars):
+        return FilterReason.BITEXT_CHARS_TOO_LONG
+    most = config.max_word_chars
+    if most is not None and max(longest_word(anchor), longest_word(positive)) > most:
+        return FilterReason.BITEXT_WORD_TOO_LONG
+    if config.drop_html and (has_html_tag(anchor) or has_html_tag(positive)):
+        return FilterReason.BITEXT_HTML_TAGS
+    least = config.min_script_ratio
+    if least > 0 and (
+        _off_script(anchor, anchor_lang, least) or _off_script(positive, positive_lang, least)
+    ):
+        return FilterReason.BITEXT_SCRIPT_RATIO
+    lowest = config.min_punctuation_score
+    if lowest is not None and terminal_punctuation_score(anchor, positive) < lowest:
+        return FilterReason.BITEXT_TERMINAL_PUNCTUATION
+    similar = config.min_numeral_similarity
+    if similar > 0 and numeral_similarity(anchor, positive) < similar:
+        return FilterReason.BITEXT_NUMERALS_MISMATCH
     return None
 
 
