@@ -1,7 +1,7 @@
 """Peak RSS of each stage of a whole local Twitter build, at a memory budget.
 
     .venv/bin/python benchmarks/bench_stage_memory.py ARCHIVE [ARCHIVE ...] \\
-        --memory-limit 256 --workers 2 [--benchmark-queries 100] [--rows-per-shard 20000] \\
+        --memory-limit 512 --workers 2 [--benchmark-queries 100] [--rows-per-shard 20000] \\
         [--tree OTHER_CHECKOUT]
 
 Builds the archives into a fresh folder in a fresh process (``--tree``'s ``src`` first on the
@@ -70,7 +70,7 @@ print(json.dumps(peaks))
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("archives", nargs="+")
-    parser.add_argument("--memory-limit", type=int, default=256, help="MiB")
+    parser.add_argument("--memory-limit", type=int, default=512, help="MiB")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--benchmark-queries", type=int, default=5000)
     parser.add_argument("--rows-per-shard", type=int, default=250_000)
