@@ -37,7 +37,7 @@ def _words(n: int) -> str:
 
 
 def test_reason_codes_are_prefixed_snake_case() -> None:
-    stages = {"bitext", "paraphrase", "lang", "dedup", "cap"}
+    stages = {"bitext", "paraphrase", "lang", "decontam", "dedup", "cap"}
     for reason in FilterReason:
         assert reason.value.split("_", 1)[0] in stages
         assert reason.value == reason.value.lower()
