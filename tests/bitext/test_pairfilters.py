@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from corpusforge.config.flags import FlagError
 from corpusforge.pairing.filters import (
     NOISE_FILTERS,
+    NOISE_REASONS,
     BitextFilterConfig,
     FilterReason,
     LanguageFilterConfig,
@@ -24,6 +25,7 @@ from corpusforge.pairing.filters import (
     check_paraphrase_length,
     check_paraphrase_score,
     check_trigram_overlap,
+    noise_value,
     pair_key,
     token_count,
 )
@@ -379,3 +381,29 @@ def test_manifest_records_noise_filters_only_when_one_is_on() -> None:
     record = BitextFilterConfig(drop_html=True).to_json()
     assert set(record) == {"min_tokens", "max_tokens", "max_length_ratio", *NOISE_FILTERS}
     assert record["drop_html"] is True and record["max_word_chars"] is None
+
+
+@pytest.mark.parametrize(
+    ("anchor", "positive", "config", "value", "side"),
+    [
+        ("Hi .", "Hallo du .", BitextFilterConfig(min_positive_chars=12), 10.0, "positive"),
+        ("A verylongword .", "Ein Wort .", BitextFilterConfig(max_word_chars=8), 12.0, "anchor"),
+        ("Hi .", "<i>Hallo</i> .", BitextFilterConfig(drop_html=True), None, "positive"),
+        ("Hi there .", "Да, no .", BitextFilterConfig(min_script_ratio=0.9), 0.5, "positive"),
+        ("Yes . Yes .", "Ja", BitextFilterConfig(min_punctuation_score=-1), -math.log(4), None),
+        ("In 1992 .", "No year .", BitextFilterConfig(min_numeral_similarity=0.5), 0.0, None),
+    ],
+)
+def test_noise_value_names_what_failed(
+    anchor: str,
+    positive: str,
+    config: BitextFilterConfig,
+    value: float | None,
+    side: str | None,
+) -> None:
+    reason = check_bitext_noise(anchor, positive, "en", "de", config)
+    assert reason in NOISE_REASONS
+    assert reason is not None
+    got_value, got_side = noise_value(reason, anchor, positive, "en", "de", config)
+    assert got_value == (None if value is None else pytest.approx(value))
+    assert got_side == side

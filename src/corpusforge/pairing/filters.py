@@ -492,6 +492,69 @@ def check_bitext_noise(
     return None
 
 
+NOISE_REASONS = frozenset(
+    {
+        FilterReason.BITEXT_CHARS_TOO_SHORT,
+        FilterReason.BITEXT_CHARS_TOO_LONG,
+        FilterReason.BITEXT_WORD_TOO_LONG,
+        FilterReason.BITEXT_HTML_TAGS,
+        FilterReason.BITEXT_SCRIPT_RATIO,
+        FilterReason.BITEXT_TERMINAL_PUNCTUATION,
+        FilterReason.BITEXT_NUMERALS_MISMATCH,
+    }
+)
+"""The reasons :func:`check_bitext_noise` gives."""
+
+
+def noise_value(
+    reason: FilterReason,
+    anchor: str,
+    positive: str,
+    anchor_lang: str,
+    positive_lang: str,
+    config: BitextFilterConfig,
+) -> tuple[float | None, str | None]:
+    """The value that failed a noise check, and the side it failed on (``--keep-rejected``).
+
+    Recomputed from the pair, only for a dropped one, so the kept pairs' path does no more.
+
+    Args:
+        reason: one of :data:`NOISE_REASONS`.
+        anchor: the anchor side.
+        positive: the positive side.
+        anchor_lang: the anchor's language label.
+        positive_lang: the positive's language label.
+        config: the limits the pair failed.
+
+    Returns:
+        ``(characters, side)``, ``(longest word, side)``, ``(None, side)`` for HTML,
+        ``(script ratio, side)``, ``(punctuation score, None)`` or ``(numeral similarity,
+        None)``; the side is the first that fails, anchor before positive.
+    """
+    sides = {"anchor": (anchor, anchor_lang), "positive": (positive, positive_lang)}
+    if reason is FilterReason.BITEXT_TERMINAL_PUNCTUATION:
+        return terminal_punctuation_score(anchor, positive), None
+    if reason is FilterReason.BITEXT_NUMERALS_MISMATCH:
+        return numeral_similarity(anchor, positive), None
+    for side, (text, lang) in sides.items():
+        if reason in (FilterReason.BITEXT_CHARS_TOO_SHORT, FilterReason.BITEXT_CHARS_TOO_LONG):
+            least = getattr(config, f"min_{side}_chars")
+            most = getattr(config, f"max_{side}_chars")
+            if (least is not None and len(text) < least) or (most is not None and len(text) > most):
+                return float(len(text)), side
+        elif reason is FilterReason.BITEXT_WORD_TOO_LONG:
+            if config.max_word_chars is not None and longest_word(text) > config.max_word_chars:
+                return float(longest_word(text)), side
+        elif reason is FilterReason.BITEXT_HTML_TAGS:
+            if has_html_tag(text):
+                return None, side
+        elif reason is FilterReason.BITEXT_SCRIPT_RATIO:
+            scripts = expected_scripts(lang)
+            if scripts is not None and script_ratio(text, scripts) < config.min_script_ratio:
+                return script_ratio(text, scripts), side
+    return None, None
+
+
 def check_paraphrase_length(
     reference: str, paraphrase: str, config: ParaphraseFilterConfig = ParaphraseFilterConfig()
 ) -> FilterReason | None:
