@@ -59,7 +59,7 @@ def flink_master() -> Iterator[str]:
     """The REST address of a Flink 1.19 session cluster: ``$CORPUSFORGE_FLINK_MASTER``, or
     one ``scripts/flink-cluster.sh`` starts in a folder of its own and stops at the end."""
     try:
-        locate_job_server("the Flink tests")
+        locate_job_server("tests/flink")
     except FlinkNotFoundError as exc:
         _require(str(exc))
     given = os.environ.get(MASTER_ENV)
