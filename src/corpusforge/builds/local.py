@@ -21,6 +21,7 @@ from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
 from corpusforge.local.bitext import PairJob, filter_workers, floor_bytes, run_pairs
 from corpusforge.local.machine import check_floor, default_workers, memory_budget
 from corpusforge.pairing.candidates import PairRules
+from corpusforge.pairing.decontam import load_decontaminator
 from corpusforge.release import driver
 from corpusforge.release.driver import RunBuild, StartBuild, finish, raise_noted
 from corpusforge.release.io import InputError, expand_inputs, join
@@ -112,6 +113,9 @@ def build_bitext(
     """
     from corpusforge.builds.bitext import prepare
 
+    decontaminator = load_decontaminator(
+        config.decontaminate, config.profile, config.lowercase_only
+    )
     spec, plan, uris = prepare(config, beam_args, store)
     job = PairJob(
         kind="bitext",
@@ -120,6 +124,7 @@ def build_bitext(
             lengths=config.filters,
             profile=config.profile,
             lowercase=config.lowercase_only,
+            decontaminator=decontaminator,
         ),
         lid_model=config.lid_model,
         seed=config.seed,
@@ -158,6 +163,9 @@ def build_paranmt(
     """
     from corpusforge.builds.paranmt import prepare as prepare_paranmt
 
+    decontaminator = load_decontaminator(
+        config.decontaminate, config.profile, config.lowercase_only
+    )
     spec, uris = prepare_paranmt(config, beam_args, store)
     job = PairJob(
         kind="paraphrase",
@@ -166,6 +174,7 @@ def build_paranmt(
             paraphrase=config.filters,
             profile=config.profile,
             lowercase=config.lowercase_only,
+            decontaminator=decontaminator,
         ),
         lid_model=config.lid_model,
         seed=0,

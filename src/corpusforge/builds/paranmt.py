@@ -32,6 +32,7 @@ from corpusforge.builds.local import either_engine
 from corpusforge.config.beam import pipeline_options
 from corpusforge.config.bitext import ParaphraseConfig
 from corpusforge.jobs import run as run_job
+from corpusforge.pairing.decontam import load_decontaminator
 from corpusforge.pairing.filters import pair_key
 from corpusforge.release import driver
 from corpusforge.release.io import expand_inputs, release_config
@@ -99,6 +100,9 @@ def start(
         ReleaseError: ``config.out`` cannot take a release.
     """
     beam_args = list(beam_args or [])
+    decontaminator = load_decontaminator(
+        config.decontaminate, config.profile, config.lowercase_only
+    )
     spec, uris = prepare(config, beam_args, store or open_store(config.out))
     p = beam.Pipeline(options=pipeline_options(beam_args))
     files = p | "Inputs" >> beam.Create(uris)
@@ -110,6 +114,7 @@ def start(
         profile=config.profile,
         lowercase=config.lowercase_only,
         keep_rejected=config.keep_rejected,
+        decontaminator=decontaminator,
     )
     counts = (read["counts"], pairs["counts"]) | "AllCounts" >> beam.Flatten()
     _ = {

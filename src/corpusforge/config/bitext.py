@@ -78,12 +78,25 @@ def _keep_rejected_setting() -> Any:
     )
 
 
+def _decontaminate_setting() -> Any:
+    return setting(
+        (),
+        help="evaluation file (STS, STSb, PIT, Twitter URL, plain) whose texts stay out of the "
+        "pairs: a side sharing a word 13-gram with one, or equal to a shorter one, is dropped",
+        repeatable=True,
+    )
+
+
 def _recorded(config: BitextConfig | ParaphraseConfig) -> dict[str, Any]:
-    """The settings the manifest records: all but the run-only ones; ``keep_rejected`` only
-    when on, so that a release built without it keeps its bytes."""
+    """The settings the manifest records: all but the run-only ones; ``keep_rejected`` and
+    ``decontaminate`` only when given, so that a release built without them keeps its bytes."""
     doc = {k: v for k, v in dataclasses.asdict(config).items() if k not in RUN_ONLY}
     if not config.keep_rejected:
         del doc["keep_rejected"]
+    if config.decontaminate:
+        doc["decontaminate"] = list(config.decontaminate)
+    else:
+        del doc["decontaminate"]
     return doc
 
 
@@ -94,6 +107,8 @@ def _check_common(config: BitextConfig | ParaphraseConfig) -> None:
         raise FlagError("input", f"must name at least one file, got {config.inputs!r}")
     if not config.out:
         raise FlagError("out", "must name a release directory")
+    if any(not isinstance(path, str) or not path for path in config.decontaminate):
+        raise FlagError("decontaminate", f"must name files, got {config.decontaminate!r}")
     if not isinstance(config.keep_rejected, bool):
         raise FlagError("keep_rejected", f"must be on or off, got {config.keep_rejected!r}")
     if config.lowercase not in (None, True, False):
@@ -149,6 +164,8 @@ class BitextConfig(TextCleaning):
             chosen by seeded hash; ``None`` keeps all.
         keep_rejected: also write every dropped pair, with its reason and the value that
             failed, under ``rejected/`` (``schemas/rejected.v1``); recorded only when on.
+        decontaminate: evaluation files no side of a pair may leak from (Twitter's rule:
+            ``decontam_exact``, ``decontam_ngram``); recorded only when given.
         seed: seed of every hashed choice.
         rows_per_shard: target rows per Parquet shard.
         engine: ``local`` (:mod:`corpusforge.local.bitext`), ``beam`` or ``auto``; not in
@@ -190,6 +207,7 @@ class BitextConfig(TextCleaning):
         zero_is_none=True,
     )
     keep_rejected: bool = _keep_rejected_setting()
+    decontaminate: tuple[str, ...] = _decontaminate_setting()
     seed: int = seed_setting()
     rows_per_shard: int = rows_per_shard_setting()
     engine: str = engine_setting()
@@ -240,6 +258,7 @@ class ParaphraseConfig(TextCleaning):
         filters: P-SP's length, score and trigram-overlap limits.
         language: language-id confidence threshold (both sides must be English).
         keep_rejected: as for :class:`BitextConfig`.
+        decontaminate: as for :class:`BitextConfig`.
         rows_per_shard: target rows per Parquet shard.
         engine: ``local`` (:mod:`corpusforge.local.bitext`), ``beam`` or ``auto``; not in
             the manifest (the rows are the same).
@@ -259,6 +278,7 @@ class ParaphraseConfig(TextCleaning):
     filters: ParaphraseFilterConfig = group(ParaphraseFilterConfig)
     language: LanguageFilterConfig = group(LanguageFilterConfig)
     keep_rejected: bool = _keep_rejected_setting()
+    decontaminate: tuple[str, ...] = _decontaminate_setting()
     rows_per_shard: int = rows_per_shard_setting()
     engine: str = engine_setting()
     workers: int | None = workers_setting()

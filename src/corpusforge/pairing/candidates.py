@@ -11,6 +11,8 @@ reason on every engine.
   language id on both sides agreeing with the declared languages.
 - ParaNMT (P-SP): clean, mean length, score, word-trigram overlap (computed once and kept
   in the row), both sides English by fastText.
+- Both, with ``--decontaminate``: no side may leak from an evaluation set (before language
+  id; :mod:`corpusforge.pairing.decontam`).
 
 A candidate carries what deduplication and the cap need: ``dedup``
 (:func:`~corpusforge.pairing.filters.pair_key`: equal up to case and whitespace; either
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from corpusforge.keys import seeded_hash
+from corpusforge.pairing.decontam import check_contamination
 from corpusforge.pairing.filters import (
     BitextFilterConfig,
     FilterReason,
@@ -42,6 +45,7 @@ from corpusforge.pairing.filters import (
 from corpusforge.sources.opus.records import ENGLISH, RawPair, bitext_row
 from corpusforge.sources.paranmt.parse import RawParaphrase, paraphrase_row
 from corpusforge.text.clean import CleanProfile, prepare_text
+from corpusforge.text.decontam import Decontaminator
 from corpusforge.text.langid import LanguageIdentifier
 from corpusforge.text.overlap import trigram_overlap
 
@@ -102,6 +106,8 @@ class PairRules:
         language: language-id confidence threshold.
         profile: a cleaning profile, or ``None`` for none.
         lowercase: with no profile, lowercase both sides.
+        decontaminator: the evaluation sets no side may leak from (``--decontaminate``),
+            checked before language id; ``None``: none.
     """
 
     language: LanguageFilterConfig
@@ -109,6 +115,7 @@ class PairRules:
     paraphrase: ParaphraseFilterConfig | None = None
     profile: CleanProfile | None = None
     lowercase: bool = False
+    decontaminator: Decontaminator | None = None
 
 
 def bitext_candidate(
@@ -132,6 +139,8 @@ def bitext_candidate(
             row["anchor"], row["positive"], row["anchor_lang"], row["positive_lang"], rules.lengths
         )
     )
+    if reason is None and rules.decontaminator is not None:
+        reason = check_contamination(row["anchor"], row["positive"], rules.decontaminator)
     if reason is None:
         reason = timed(
             lambda: check_pair_languages(
@@ -173,6 +182,8 @@ def paraphrase_candidate(
     if reason is None:
         overlap = trigram_overlap(anchor, positive)
         reason = check_trigram_overlap(overlap, filters)
+    if reason is None and rules.decontaminator is not None:
+        reason = check_contamination(anchor, positive, rules.decontaminator)
     if reason is None:
         reason = timed(
             lambda: (

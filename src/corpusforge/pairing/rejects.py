@@ -10,7 +10,8 @@ The value is recomputed from the text the rules saw, only for the pairs dropped 
 when the flag asks for them, so the kept pairs' path is unchanged: words of the failing side
 (``bitext_too_short``/``_too_long``), the length ratio, the mean words of a paraphrase, its
 score or trigram overlap, and the language-id probability of the side that failed with the
-language predicted (``lang_mismatch``: ``detail`` ``anchor:fr``). A reason without a value
+language predicted (``lang_mismatch``: ``detail`` ``anchor:fr``); a leak from an evaluation
+set names the side and the set (``detail`` ``positive:sts-test.csv``). A reason without a value
 (a duplicate, the cap, a filter added later) has ``value`` and ``detail`` null.
 """
 
@@ -20,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from corpusforge.pairing.candidates import Dropped, PairRules
+from corpusforge.pairing.decontam import contamination
 from corpusforge.pairing.filters import (
     FilterReason,
     LanguagePredictor,
@@ -34,6 +36,7 @@ SORT_COLUMNS = ["origin"]
 _LANGUAGE = (FilterReason.LANG_MISMATCH, FilterReason.LANG_LOW_CONFIDENCE)
 _MEAN_WORDS = (FilterReason.PARAPHRASE_TOO_SHORT, FilterReason.PARAPHRASE_TOO_LONG)
 _SCORE = (FilterReason.PARAPHRASE_SCORE_TOO_LOW, FilterReason.PARAPHRASE_SCORE_TOO_HIGH)
+_DECONTAM = (FilterReason.DECONTAM_EXACT, FilterReason.DECONTAM_NGRAM)
 
 
 def sort_key(row: Mapping[str, Any]) -> tuple[str]:
@@ -124,6 +127,9 @@ def failed_value(
         return trigram_overlap(anchor, positive), None
     if reason in _LANGUAGE:
         return _language_value(row, group, rules, lid)
+    if reason in _DECONTAM and rules.decontaminator is not None:
+        found = contamination(anchor, positive, rules.decontaminator)
+        return None, None if found is None else f"{found[1]}:{found[2]}"
     return None, None
 
 

@@ -33,6 +33,7 @@ from corpusforge.pairing.filters import (
 from corpusforge.sources.opus.formats import OpusInput, read_opus, reader_options
 from corpusforge.sources.opus.records import DeadLetter, RawPair, Skipped
 from corpusforge.text.clean import CleanProfile
+from corpusforge.text.decontam import Decontaminator
 from corpusforge.transforms.bitext.common import (
     CountKey,
     FilterFn,
@@ -162,6 +163,7 @@ class BitextPairs(beam.PTransform):
         profile: cleaning profile, or ``None`` for none.
         lowercase: with no profile, lowercase both sides.
         keep_rejected: give every reject its ``schemas/rejected.v1`` row.
+        decontaminator: the evaluation sets no side may leak from; ``None``: none.
     """
 
     def __init__(
@@ -175,9 +177,16 @@ class BitextPairs(beam.PTransform):
         profile: CleanProfile | None = None,
         lowercase: bool = False,
         keep_rejected: bool = False,
+        decontaminator: Decontaminator | None = None,
     ) -> None:
         super().__init__()
-        rules = PairRules(language=language, lengths=lengths, profile=profile, lowercase=lowercase)
+        rules = PairRules(
+            language=language,
+            lengths=lengths,
+            profile=profile,
+            lowercase=lowercase,
+            decontaminator=decontaminator,
+        )
         self._filter = FilterFn(bitext_candidate, rules, lid_model, _group_and_dedup, keep_rejected)
         self._seed = seed
         self._cap = max_pairs_per_lang

@@ -27,6 +27,7 @@ from corpusforge.pairing.filters import (
 )
 from corpusforge.sources.paranmt.parse import RawParaphrase, read_paranmt
 from corpusforge.text.clean import CleanProfile
+from corpusforge.text.decontam import Decontaminator
 from corpusforge.transforms.bitext.common import (
     CountKey,
     FilterFn,
@@ -98,6 +99,7 @@ class ParaphrasePairs(beam.PTransform):
         profile: cleaning profile, or ``None`` for none.
         lowercase: with no profile, lowercase both sides.
         keep_rejected: give every reject its ``schemas/rejected.v1`` row.
+        decontaminator: the evaluation sets no side may leak from; ``None``: none.
     """
 
     def __init__(
@@ -109,10 +111,15 @@ class ParaphrasePairs(beam.PTransform):
         profile: CleanProfile | None = None,
         lowercase: bool = False,
         keep_rejected: bool = False,
+        decontaminator: Decontaminator | None = None,
     ) -> None:
         super().__init__()
         rules = PairRules(
-            language=language, paraphrase=filters, profile=profile, lowercase=lowercase
+            language=language,
+            paraphrase=filters,
+            profile=profile,
+            lowercase=lowercase,
+            decontaminator=decontaminator,
         )
         self._filter = FilterFn(paraphrase_candidate, rules, lid_model, _dedup, keep_rejected)
         self._keep_rejected = keep_rejected
