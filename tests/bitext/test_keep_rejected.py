@@ -53,14 +53,15 @@ def dropped(reason: FilterReason, anchor: str, positive: str, **extra: Any) -> D
         (FilterReason.BITEXT_LENGTH_RATIO, "a b c d e f g h i", "x y z", 3.0, None),
         (FilterReason.LANG_MISMATCH, "hello there you", "bonjour mes amis", 0.9, "positive:fr"),
         (FilterReason.LANG_LOW_CONFIDENCE, "maybe english here", "und so", 0.3, "anchor:en"),
+        (FilterReason.BITEXT_HTML_TAGS, "a b c", "x <b>y</b> z", None, "positive"),
     ],
 )
 def test_a_filter_drop_carries_the_value_that_failed(
-    reason: FilterReason, anchor: str, positive: str, value: float, detail: str | None
+    reason: FilterReason, anchor: str, positive: str, value: float | None, detail: str | None
 ) -> None:
     row = rejected_row(dropped(reason, anchor, positive), RULES, StubLid())
     assert row["reason"] == str(reason)
-    assert row["value"] == pytest.approx(value)
+    assert row["value"] == (None if value is None else pytest.approx(value))
     assert row["detail"] == detail
     assert (row["anchor"], row["positive"], row["origin"]) == (anchor, positive, "T|f||3|0")
     assert list(row) == arrow_schema(REJECTED).names

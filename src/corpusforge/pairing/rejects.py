@@ -11,7 +11,8 @@ when the flag asks for them, so the kept pairs' path is unchanged: words of the 
 (``bitext_too_short``/``_too_long``), the length ratio, the mean words of a paraphrase, its
 score or trigram overlap, and the language-id probability of the side that failed with the
 language predicted (``lang_mismatch``: ``detail`` ``anchor:fr``); a leak from an evaluation
-set names the side and the set (``detail`` ``positive:sts-test.csv``). A reason without a value
+set names the side and the set (``detail`` ``positive:sts-test.csv``); a noise filter's value
+is :func:`~corpusforge.pairing.filters.noise_value`'s. A reason without a value
 (a duplicate, the cap, a filter added later) has ``value`` and ``detail`` null.
 """
 
@@ -23,9 +24,11 @@ from typing import Any
 from corpusforge.pairing.candidates import Dropped, PairRules
 from corpusforge.pairing.decontam import contamination
 from corpusforge.pairing.filters import (
+    NOISE_REASONS,
     FilterReason,
     LanguagePredictor,
     check_language,
+    noise_value,
     token_count,
 )
 from corpusforge.text.overlap import trigram_overlap
@@ -127,6 +130,8 @@ def failed_value(
         return trigram_overlap(anchor, positive), None
     if reason in _LANGUAGE:
         return _language_value(row, group, rules, lid)
+    if reason in NOISE_REASONS and rules.lengths is not None:
+        return noise_value(reason, anchor, positive, *langs_of(row, group), rules.lengths)
     if reason in _DECONTAM and rules.decontaminator is not None:
         found = contamination(anchor, positive, rules.decontaminator)
         return None, None if found is None else f"{found[1]}:{found[2]}"
