@@ -91,8 +91,8 @@ def uses_flink(runner: str | None) -> bool:
 
 
 def needs_job_server(beam_args: list[str]) -> bool:
-    """Whether a build with ``beam_args`` starts the job server jar itself: Flink is asked
-    for, and neither ``--job_endpoint`` nor ``--flink_job_server_jar`` is given."""
+    """Whether a Flink build with ``beam_args`` needs the jar ``scripts/flink.sh`` builds:
+    neither ``--job_endpoint`` (a running job server) nor ``--flink_job_server_jar`` is given."""
     given = ("--job_endpoint", "--flink_job_server_jar")
     return not any(arg.partition("=")[0] in given for arg in beam_args)
 
