@@ -118,6 +118,7 @@ def prepare(
         runner=runner_name(beam_args),
         store=store,
         keep_rejected=config.keep_rejected,
+        holdout=config.holdout is not None,
     )
     prepare_release(spec)
     return spec, list(plan), uris
@@ -167,6 +168,7 @@ def start(
         lowercase=config.lowercase_only,
         keep_rejected=config.keep_rejected,
         decontaminator=decontaminator,
+        holdout=config.holdout,
     )
     counts = (read["counts"], pairs["counts"]) | "AllCounts" >> beam.Flatten()
     _ = {
@@ -175,6 +177,7 @@ def start(
         "counts": counts,
         "inputs": p | "Inputs" >> beam.Create(uris),
         **({"rejected": pairs["rejected_rows"]} if config.keep_rejected else {}),
+        **({"heldout": pairs["heldout"]} if config.holdout is not None else {}),
     } | "Release" >> WriteRelease(spec, bitext_sort_key, config.rows_per_shard)
     return run_job(p)
 

@@ -134,6 +134,7 @@ def build_bitext(
         workers=filter_workers(memory_budget(config.memory_limit), workers or default_workers()),
         memory_budget=memory_budget(config.memory_limit),
         keep_rejected=config.keep_rejected,
+        holdout=config.holdout,
     )
     options = {
         "documents_root": config.documents_root,
@@ -184,6 +185,7 @@ def build_paranmt(
         workers=filter_workers(memory_budget(config.memory_limit), workers or default_workers()),
         memory_budget=memory_budget(config.memory_limit),
         keep_rejected=config.keep_rejected,
+        holdout=config.holdout,
     )
 
     def records() -> Iterator[Any]:
@@ -207,6 +209,9 @@ def _publish(
             input_bytes=sum(_size(uri) for uri in uris),
             rejected_dest=lambda dataset, group: join(
                 spec.staging, spec.rejected_folder(dataset, group)
+            ),
+            heldout_dest=lambda dataset, group: join(
+                spec.staging, spec.heldout_folder(dataset, group)
             ),
         )
         manifest = publish_release(

@@ -135,22 +135,44 @@ def sts(
 
 @app.command()
 def bitext(
-    english: Annotated[
-        Path, typer.Option("--en", exists=True, dir_okay=False, help="English side, one per line.")
-    ],
-    other: Annotated[
-        Path,
-        typer.Option("--x", exists=True, dir_okay=False, help="Other side, line-aligned."),
-    ],
     model: ModelOption,
+    english: Annotated[
+        Path | None,
+        typer.Option("--en", exists=True, dir_okay=False, help="English side, one per line."),
+    ] = None,
+    other: Annotated[
+        Path | None,
+        typer.Option("--x", exists=True, dir_okay=False, help="Other side, line-aligned."),
+    ] = None,
+    heldout: Annotated[
+        Path | None,
+        typer.Option(
+            "--heldout",
+            exists=True,
+            file_okay=False,
+            help="A held-out folder of a release (RELEASE/heldout/<dataset>/<l1>-<l2>, from "
+            "--holdout): its anchors are the English side, its positives the other; "
+            "instead of --en and --x.",
+        ),
+    ] = None,
     json_out: JsonOption = None,
 ) -> None:
     """Bitext matching accuracy en->x and x->en (nearest neighbour by cosine), as CT-XLMR-SE."""
     from corpusforge.eval.lexical import CorpusFitted
-    from corpusforge.train.bitext_eval import bitext_matching_accuracy, read_aligned_lines
+    from corpusforge.train.bitext_eval import (
+        bitext_matching_accuracy,
+        read_aligned_lines,
+        read_heldout_pairs,
+    )
 
     try:
-        en_texts, x_texts = read_aligned_lines(english, other)
+        if heldout is not None and english is None and other is None:
+            en_texts, x_texts = read_heldout_pairs(heldout)
+            english, other = heldout / "anchor", heldout / "positive"
+        elif heldout is None and english is not None and other is not None:
+            en_texts, x_texts = read_aligned_lines(english, other)
+        else:
+            raise ValueError("give --en and --x, or --heldout alone")
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc

@@ -87,9 +87,20 @@ def _decontaminate_setting() -> Any:
     )
 
 
+def _holdout_setting(per: str) -> Any:
+    return setting(
+        None,
+        help=f"set this many pairs of each {per} aside for evaluation, chosen by seeded hash, "
+        "under heldout/<dataset>/ (never in pairs/); 0: none",
+        unit="pairs",
+        zero_is_none=True,
+    )
+
+
 def _recorded(config: BitextConfig | ParaphraseConfig) -> dict[str, Any]:
-    """The settings the manifest records: all but the run-only ones; ``keep_rejected`` and
-    ``decontaminate`` only when given, so that a release built without them keeps its bytes."""
+    """The settings the manifest records: all but the run-only ones; ``keep_rejected``,
+    ``decontaminate`` and ``holdout`` only when given, so that a release built without them
+    keeps its bytes."""
     doc = {k: v for k, v in dataclasses.asdict(config).items() if k not in RUN_ONLY}
     if not config.keep_rejected:
         del doc["keep_rejected"]
@@ -97,6 +108,8 @@ def _recorded(config: BitextConfig | ParaphraseConfig) -> dict[str, Any]:
         doc["decontaminate"] = list(config.decontaminate)
     else:
         del doc["decontaminate"]
+    if config.holdout is None:
+        del doc["holdout"]
     return doc
 
 
@@ -109,6 +122,14 @@ def _check_common(config: BitextConfig | ParaphraseConfig) -> None:
         raise FlagError("out", "must name a release directory")
     if any(not isinstance(path, str) or not path for path in config.decontaminate):
         raise FlagError("decontaminate", f"must name files, got {config.decontaminate!r}")
+    if config.holdout is not None and (
+        not isinstance(config.holdout, int)
+        or isinstance(config.holdout, bool)
+        or config.holdout < 1
+    ):
+        raise FlagError(
+            "holdout", f"must be an integer >= 1 (or 0 for none), got {config.holdout!r}"
+        )
     if not isinstance(config.keep_rejected, bool):
         raise FlagError("keep_rejected", f"must be on or off, got {config.keep_rejected!r}")
     if config.lowercase not in (None, True, False):
@@ -166,6 +187,9 @@ class BitextConfig(TextCleaning):
             failed, under ``rejected/`` (``schemas/rejected.v1``); recorded only when on.
         decontaminate: evaluation files no side of a pair may leak from (Twitter's rule:
             ``decontam_exact``, ``decontam_ngram``); recorded only when given.
+        holdout: pairs of each dataset and language pair set aside for evaluation under
+            ``heldout/``: the smallest ranks of the cap's seeded hash (the cap then keeps
+            the next ``max_pairs_per_lang``); ``None``: none. Recorded only when given.
         seed: seed of every hashed choice.
         rows_per_shard: target rows per Parquet shard.
         engine: ``local`` (:mod:`corpusforge.local.bitext`), ``beam`` or ``auto``; not in
@@ -208,6 +232,7 @@ class BitextConfig(TextCleaning):
     )
     keep_rejected: bool = _keep_rejected_setting()
     decontaminate: tuple[str, ...] = _decontaminate_setting()
+    holdout: int | None = _holdout_setting("dataset and language pair")
     seed: int = seed_setting()
     rows_per_shard: int = rows_per_shard_setting()
     engine: str = engine_setting()
@@ -259,6 +284,8 @@ class ParaphraseConfig(TextCleaning):
         language: language-id confidence threshold (both sides must be English).
         keep_rejected: as for :class:`BitextConfig`.
         decontaminate: as for :class:`BitextConfig`.
+        holdout: pairs of each dataset set aside for evaluation under ``heldout/``, by the
+            seeded hash of their text (seed 0); ``None``: none. Recorded only when given.
         rows_per_shard: target rows per Parquet shard.
         engine: ``local`` (:mod:`corpusforge.local.bitext`), ``beam`` or ``auto``; not in
             the manifest (the rows are the same).
@@ -279,6 +306,7 @@ class ParaphraseConfig(TextCleaning):
     language: LanguageFilterConfig = group(LanguageFilterConfig)
     keep_rejected: bool = _keep_rejected_setting()
     decontaminate: tuple[str, ...] = _decontaminate_setting()
+    holdout: int | None = _holdout_setting("dataset")
     rows_per_shard: int = rows_per_shard_setting()
     engine: str = engine_setting()
     workers: int | None = workers_setting()

@@ -60,13 +60,13 @@ import pyarrow.parquet as pq
 from corpusforge.inspect.checks import Check, Failure, Failures, ReleaseDir
 from corpusforge.inspect.content import ContentScan
 from corpusforge.release.accounting import recompute_identities
-from corpusforge.release.layout import BENCHMARKS, MANIFEST_NAME, PAIRS, REJECTED
+from corpusforge.release.layout import BENCHMARKS, HELDOUT, MANIFEST_NAME, PAIRS, REJECTED
 from corpusforge.schemas import MANIFEST, SchemaRef, arrow_schema, json_validator
 from corpusforge.sources.uris import is_uri
 
 __all__ = ["Check", "Failure", "ValidationReport", "schema_differences", "validate_release"]
 
-SCANNED_FOLDERS = (PAIRS, BENCHMARKS, REJECTED)
+SCANNED_FOLDERS = (PAIRS, BENCHMARKS, REJECTED, HELDOUT)
 """Folders in which every file must be listed by the manifest."""
 BATCH_ROWS = 65_536
 _SCHEMA_NAME = re.compile(r"^([a-z_]+)\.v([0-9]+)$")

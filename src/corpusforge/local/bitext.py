@@ -134,6 +134,8 @@ class PairJob:
             ``PARTITION_BYTES`` of input per partition).
         keep_rejected: write every dropped pair, with its reason and the value that failed
             (``schemas/rejected.v1``, :mod:`corpusforge.local.rejects`).
+        holdout: pairs of each (dataset, group) set aside for evaluation: those of the
+            smallest cap ranks, before the cap keeps the next ``cap``; ``None``: none.
     """
 
     kind: str
@@ -146,6 +148,12 @@ class PairJob:
     workers: int = 1
     memory_budget: int | None = None
     keep_rejected: bool = False
+    holdout: int | None = None
+
+    @property
+    def ranked(self) -> bool:
+        """The candidates carry their cap rank: a cap or a holdout chooses by it."""
+        return self.cap is not None or self.holdout is not None
 
 
 def partition_bytes(memory_budget: int | None) -> int:
@@ -192,6 +200,7 @@ def run_pairs(
     scratch: str,
     input_bytes: int,
     rejected_dest: Callable[[str, str], str] | None = None,
+    heldout_dest: Callable[[str, str], str] | None = None,
 ) -> Staged:
     """Run the engine over ``records`` (what the readers yield, with their read counts).
 
@@ -205,6 +214,8 @@ def run_pairs(
         input_bytes: bytes of the inputs, which size the partitions.
         rejected_dest: (dataset, group) -> the staged folder of its rejected pairs (with
             ``job.keep_rejected``).
+        heldout_dest: (dataset, group) -> the staged folder of its held-out pairs (with
+            ``job.holdout``).
     """
     per_partition = partition_bytes(job.memory_budget)
     partitions = max(1, min(MAX_PARTITIONS, math.ceil(input_bytes / per_partition)))
@@ -239,7 +250,8 @@ def run_pairs(
             os.path.join(scratch, "pairs"),
             placement="_place",
         )
-        _keep_and_write(job, spill, pairs, pair_dest, counts, rejected)
+        dests = {"rows": pair_dest, "held": heldout_dest or pair_dest}
+        _keep_and_write(job, spill, pairs, dests, counts, rejected)
         files = pairs.close() + dead.close()
         if rejected is not None:
             files += rejected.close()
@@ -371,7 +383,7 @@ def _filter_batch(
 def _table(job: PairJob, kept: list[Candidate]) -> pa.Table:
     schema = _candidate_schema(job.pair_schema)
     names = schema.names[: -len(META)]
-    seed, capped = job.seed, job.cap is not None
+    seed, capped = job.seed, job.ranked
     rows = [
         (
             *[c.row[name] for name in names],
@@ -508,23 +520,43 @@ def _count_drops(frame: pl.DataFrame, reason: FilterReason, counts: Counter[Coun
         counts[("drop", dataset, group, str(reason))] += n
 
 
-def _thresholds(spill: _Partitions, cap: int, counts: Counter[CountKey]) -> pl.DataFrame:
-    """Per (dataset, group), the largest rank of its ``cap`` smallest (``_t_rank``) and how
-    many pairs at that rank it keeps (``_need``): the rest of its ``cap`` rank below it.
+def _first_pass(
+    spill: _Partitions, cap: int | None, holdout: int | None, counts: Counter[CountKey]
+) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
+    """The cap's thresholds (:func:`_thresholds`, of the ``cap + holdout`` smallest ranks)
+    and the holdout's boundaries (:func:`_boundaries`), in one read of the partitions; the
+    duplicates are counted here."""
+    best: pl.DataFrame | None = None
+    held: pl.DataFrame | None = None
+    limit = None if cap is None else cap + (holdout or 0)
+    for frame in spill.frames(columns=[*ORDER, "_rank"]):
+        kept = _first_copies(frame, counts).select("_dataset", "_group", "_rank", "_dedup")
+        if limit is not None:
+            best = _smallest(kept.drop("_dedup"), best, limit, ["_rank"])
+        if holdout is not None:
+            held = _smallest(kept, held, holdout, ["_rank", "_dedup"])
+    thresholds = None if limit is None else _thresholds(best)
+    return thresholds, None if holdout is None else _boundaries(held)
+
+
+def _smallest(kept: pl.DataFrame, best: pl.DataFrame | None, n: int, by: list[str]) -> pl.DataFrame:
+    """Of ``best`` and ``kept``, the ``n`` smallest ``by`` of each (dataset, group)."""
+    merged = kept if best is None else pl.concat([best, kept])
+    return (
+        merged.sort("_dataset", "_group", *by)
+        .group_by("_dataset", "_group", maintain_order=True)
+        .head(n)
+    )
+
+
+def _thresholds(best: pl.DataFrame | None) -> pl.DataFrame:
+    """Per (dataset, group), the largest of its smallest ranks ``best`` (``_t_rank``) and how
+    many pairs at that rank it keeps (``_need``): the rest of them rank below it.
 
     Only ranks are held (8 bytes a pair, ``cap`` per group); pairs that tie at ``_t_rank``,
     a 64-bit hash, are told apart by their dedup key in :func:`_keep_and_write`, as the Beam
     cap orders by (rank, dedup key).
     """
-    best: pl.DataFrame | None = None
-    for frame in spill.frames(columns=[*ORDER, "_rank"]):
-        kept = _first_copies(frame, counts).select("_dataset", "_group", "_rank")
-        merged = kept if best is None else pl.concat([best, kept])
-        best = (
-            merged.sort("_dataset", "_group", "_rank")
-            .group_by("_dataset", "_group", maintain_order=True)
-            .head(cap)
-        )
     if best is None:
         best = pl.DataFrame(schema={"_dataset": pl.String, "_group": pl.String, "_rank": pl.UInt64})
     top = pl.col("_rank").max()
@@ -533,34 +565,68 @@ def _thresholds(spill: _Partitions, cap: int, counts: Counter[CountKey]) -> pl.D
     )
 
 
+def _boundaries(held: pl.DataFrame | None) -> pl.DataFrame:
+    """Per (dataset, group), the largest (rank, dedup key) of its ``holdout`` smallest
+    (``_h_rank``, ``_h_dedup``): a pair at or below it is held out (dedup keys are unique in
+    a group, so there is no tie; the Beam holdout orders the same way)."""
+    if held is None:
+        schema = {"_dataset": pl.String, "_group": pl.String, "_rank": pl.UInt64}
+        held = pl.DataFrame(schema={**schema, "_dedup": pl.String})
+    return held.group_by("_dataset", "_group", maintain_order=True).agg(
+        pl.col("_rank").last().alias("_h_rank"), pl.col("_dedup").last().alias("_h_dedup")
+    )
+
+
 def _keep_and_write(
     job: PairJob,
     spill: _Partitions,
     writer: FrameShards,
-    pair_dest: Callable[[str, str], str],
+    dests: dict[str, Callable[[str, str], str]],
     counts: Counter[CountKey],
     rejected: RejectedShards | None = None,
 ) -> None:
-    thresholds = None
-    if job.cap is not None:
-        thresholds = _thresholds(spill, job.cap, counts)
-    dests: dict[tuple[str, str], str] = {}
+    """Deduplicate and cap each partition, hold out, and write the rows.
 
-    def write(kept: pl.DataFrame) -> None:
+    Args:
+        job: the settings.
+        spill: the candidates by partition.
+        writer: the pair shards' writer.
+        dests: ``rows`` (kept) and ``held`` (held out): (dataset, group) -> staged folder.
+        counts: the build's counts.
+        rejected: where the duplicates and capped pairs go, with ``--keep-rejected``.
+    """
+    thresholds = boundaries = None
+    if job.ranked:
+        thresholds, boundaries = _first_pass(spill, job.cap, job.holdout, counts)
+    folders: dict[tuple[str, str, str], str] = {}
+
+    def write_to(kind: str, kept: pl.DataFrame) -> None:
         for (dataset, group), rows in kept.partition_by(
             "_dataset", "_group", as_dict=True, include_key=False
         ).items():
-            dest = dests.setdefault((dataset, group), pair_dest(dataset, group))
-            counts[("rows", dataset, group)] += rows.height
+            dest = folders.get((kind, dataset, group))
+            if dest is None:
+                dest = folders[(kind, dataset, group)] = dests[kind](dataset, group)
+            counts[(kind, dataset, group)] += rows.height
             writer.add(dest, rows)
+
+    def write(kept: pl.DataFrame) -> None:
+        if boundaries is not None:
+            kept = kept.join(boundaries, on=["_dataset", "_group"], how="left")
+            rank, at = pl.col("_rank"), pl.col("_h_rank")
+            held = (rank < at) | ((rank == at) & (pl.col("_dedup") <= pl.col("_h_dedup")))
+            held = held.fill_null(False)
+            write_to("held", kept.filter(held))
+            kept = kept.filter(~held)
+        write_to("rows", kept)
 
     ties: list[pl.DataFrame] = []
     for frame in spill.frames():
         part_counts: Counter[CountKey] = Counter()
         kept = _first_copies(frame, part_counts, rejected)
-        if thresholds is None:
-            counts.update(part_counts)
-        else:  # duplicates were counted by the first pass
+        if not job.ranked:
+            counts.update(part_counts)  # else the first pass counted the duplicates
+        if thresholds is not None:
             kept = kept.join(thresholds, on=["_dataset", "_group"], how="left")
             rank, limit = pl.col("_rank"), pl.col("_t_rank")
             _drop_capped(kept.filter(rank > limit), counts, rejected)

@@ -25,9 +25,11 @@ from typing import Any
 from corpusforge.pairing.conversations import CHILDREN_PER_PAIR
 from corpusforge.release.layout import (
     DEAD_LETTERS,
+    HELDOUT,
     PAIRS,
     REJECTED,
     benchmark_file,
+    heldout_folder,
     pair_folder,
     rejected_folder,
     rows_under,
@@ -207,6 +209,7 @@ def pair_accounting(
     files: Sequence[Mapping[str, Any]],
     *,
     rejected: bool = False,
+    heldout: bool = False,
 ) -> Accounting:
     """The identities of a bitext or ParaNMT release (kinds ``bitext-pairs``,
     ``paranmt-pairs``); a dataset with ``lang_pairs`` is also checked per language pair.
@@ -217,6 +220,8 @@ def pair_accounting(
         files: the manifest's ``files`` (``path`` relative to the release, ``rows``).
         rejected: the release keeps its dropped pairs (``--keep-rejected``): every pair
             dropped is a row under ``rejected/``, in its dataset's (and group's) folder.
+        heldout: the release sets pairs aside (``--holdout``): a pair read is a row, a
+            held-out pair (``heldout`` rows under ``heldout/``) or a drop.
     """
     acc = Accounting()
     c = counts
@@ -228,9 +233,15 @@ def pair_accounting(
         with acc._identity("lines_read == pairs_read + dead_letter_lines + skipped") as equal:
             skipped = sum(c.get("skipped", {}).values())
             equal(c["lines_read"], c["pairs_read"] + c["dead_letter_lines"] + skipped)
-    if "pairs_read" in c:
+    if "pairs_read" in c and heldout:
+        with acc._identity("pairs_read == rows + heldout + dropped") as equal:
+            equal(c["pairs_read"], c["rows"] + c["heldout"] + sum(c["dropped"].values()))
+        with acc._identity(f"heldout == rows in {HELDOUT}/") as equal:
+            equal(c["heldout"], rows_under(files, f"{HELDOUT}/"))
+    elif "pairs_read" in c:
         with acc._identity("pairs_read == rows + dropped") as equal:
             equal(c["pairs_read"], c["rows"] + sum(c["dropped"].values()))
+    if "pairs_read" in c:
         with acc._identity(f"rows == rows in {PAIRS}/") as equal:
             equal(c["rows"], rows_under(files, f"{PAIRS}/"))
         with acc._identity(f"dead_letter == rows in {DEAD_LETTERS}/") as equal:
@@ -243,7 +254,16 @@ def pair_accounting(
         parts += [(f"{dataset} {g}", g, t) for g, t in ds.get("lang_pairs", {}).items()]
         for label, group, tally in parts:
             folder = pair_folder(dataset, group)
-            if "candidates" in tally:
+            if "candidates" in tally and heldout:
+                with acc._identity(f"{label}: candidates == rows + heldout + dropped") as equal:
+                    held = tally.get("heldout", 0)
+                    equal(
+                        tally["candidates"], tally["rows"] + held + sum(tally["dropped"].values())
+                    )
+                aside = heldout_folder(dataset, group)
+                with acc._identity(f"{label}: heldout == rows in {aside}/") as equal:
+                    equal(tally.get("heldout", 0), rows_under(files, aside + "/"))
+            elif "candidates" in tally:
                 with acc._identity(f"{label}: candidates == rows + dropped") as equal:
                     equal(tally["candidates"], tally["rows"] + sum(tally["dropped"].values()))
             with acc._identity(f"{label}: rows == rows in {folder}/") as equal:
@@ -281,8 +301,10 @@ def accounting_of(manifest: Mapping[str, Any]) -> Accounting:
         return acc
     if manifest.get("kind") == TWITTER_KIND:
         return twitter_accounting(counts, datasets, files, manifest.get("benchmarks"))
-    keep_rejected = bool(manifest.get("config", {}).get("keep_rejected"))
-    return pair_accounting(counts, datasets, files, rejected=keep_rejected)
+    config = manifest.get("config", {})
+    keep_rejected = bool(config.get("keep_rejected"))
+    heldout = config.get("holdout") is not None
+    return pair_accounting(counts, datasets, files, rejected=keep_rejected, heldout=heldout)
 
 
 def recompute_identities(

@@ -8,6 +8,9 @@ Every build writes the same layout, and ``validate``, ``stats`` and ``card`` rea
 - ``dead_letter/[<extract>/]part-*.parquet``: every record that could not be read;
 - ``rejected/<dataset>/[<group>/]part-*.parquet``: with ``--keep-rejected``, every bitext or
   ParaNMT pair dropped, with its reason and the value that failed (never under ``pairs/``);
+- ``heldout/<dataset>/[<group>/]part-*.parquet``: with ``--holdout N``, the N pairs of each
+  dataset (and language pair) set aside for evaluation, in the pairs' schema (never in
+  ``pairs/``);
 - ``benchmarks/<name>.parquet``: held-out retrieval benchmarks (Twitter);
 - ``tweets/<archive>-<key>/``: the per-archive extracts a Twitter build reuses;
 - ``_staging/``: shards of the running build before they are moved into place.
@@ -25,6 +28,7 @@ MANIFEST_NAME = "manifest.json"
 PAIRS = "pairs"
 DEAD_LETTERS = "dead_letter"
 REJECTED = "rejected"
+HELDOUT = "heldout"
 BENCHMARKS = "benchmarks"
 TWEETS = "tweets"
 STAGING = "_staging"
@@ -70,6 +74,18 @@ def rejected_folder(dataset: str, group: str = "") -> str:
         group: a language pair (``en-de``), or empty for a dataset without groups.
     """
     folder = f"{REJECTED}/{folder_name(dataset)}"
+    return f"{folder}/{group}" if group else folder
+
+
+def heldout_folder(dataset: str, group: str = "") -> str:
+    """``heldout/<dataset>[/<group>]``, relative to the release: the pairs of
+    :func:`pair_folder`'s dataset and group set aside for evaluation.
+
+    Args:
+        dataset: the dataset's name (made safe as a folder name).
+        group: a language pair (``en-de``), or empty for a dataset without groups.
+    """
+    folder = f"{HELDOUT}/{folder_name(dataset)}"
     return f"{folder}/{group}" if group else folder
 
 

@@ -39,12 +39,14 @@ from corpusforge.release.layout import (
     CARD,
     CARD_PLOTS,
     DEAD_LETTERS,
+    HELDOUT,
     MANIFEST_NAME,
     NOTHING_READ,
     PAIRS,
     REJECTED,
     STAGING,
     UNBALANCED,
+    heldout_folder,
     pair_folder,
     rejected_folder,
 )
@@ -71,6 +73,7 @@ REBUILT = (
     PAIRS,
     DEAD_LETTERS,
     REJECTED,
+    HELDOUT,
     CARD,
     CARD_PLOTS,
     NOTHING_READ,
@@ -95,6 +98,8 @@ class ReleaseSpec:
         store: publishes ``out`` once the manifest is written (none: ``out`` is the release).
         keep_rejected: the dropped pairs are written too, under ``rejected/`` as under
             ``pairs/`` (``schemas/rejected.v1``), and accounted for.
+        holdout: pairs of each dataset (and language pair) are set aside under
+            ``heldout/`` as under ``pairs/`` (the pairs' schema), and accounted for.
     """
 
     kind: str
@@ -106,6 +111,7 @@ class ReleaseSpec:
     runner: str
     store: ReleaseStore | None = None
     keep_rejected: bool = False
+    holdout: bool = False
 
     @property
     def staging(self) -> str:
@@ -119,10 +125,15 @@ class ReleaseSpec:
         """``rejected/<dataset>[/<group>]``, relative to the release directory."""
         return rejected_folder(dataset, group if self.per_lang_pair else "")
 
+    def heldout_folder(self, dataset: str, group: str) -> str:
+        """``heldout/<dataset>[/<group>]``, relative to the release directory."""
+        return heldout_folder(dataset, group if self.per_lang_pair else "")
+
     @property
     def folders(self) -> tuple[str, ...]:
         """The folders of shards this build writes anew."""
-        return (PAIRS, DEAD_LETTERS, REJECTED) if self.keep_rejected else (PAIRS, DEAD_LETTERS)
+        rejected = (REJECTED,) if self.keep_rejected else ()
+        return (PAIRS, DEAD_LETTERS, *rejected, *((HELDOUT,) if self.holdout else ()))
 
     @property
     def schemas(self) -> tuple[SchemaRef, ...]:
@@ -148,9 +159,10 @@ class WriteRelease(beam.PTransform):
 
     Input: ``{"pairs": ((dataset, group), row), "dead": dead-letter row, "counts": (key, n),
     "inputs": input URI}`` and, with ``spec.keep_rejected``, ``"rejected": ((dataset, group),
-    rejected row)``. Shards go to ``_staging/``; a last step (one element, with the
-    files, counts and input descriptions as side inputs) moves them into place, writes an
-    empty shard where a dataset or the dead letters have no row, and writes the manifest.
+    rejected row)``; with ``spec.holdout``, ``"heldout": ((dataset, group), row)``. Shards go
+    to ``_staging/``; a last step (one element, with the files, counts and input descriptions
+    as side inputs) moves them into place, writes an empty shard where a dataset or the dead
+    letters have no row, and writes the manifest.
     Outputs that step's ``{"out", "balanced"}``.
 
     Args:
@@ -192,6 +204,14 @@ class WriteRelease(beam.PTransform):
                 >> beam.Map(lambda kv: (join(spec.staging, spec.rejected_folder(*kv[0])), kv[1]))
                 | "WriteRejected"
                 >> WriteParquetShards(REJECTED_SCHEMA, rejected_sort_key, self._rows_per_shard)
+            )
+        if spec.holdout:
+            staged.append(
+                inputs["heldout"]
+                | "HeldoutDest"
+                >> beam.Map(lambda kv: (join(spec.staging, spec.heldout_folder(*kv[0])), kv[1]))
+                | "WriteHeldout"
+                >> WriteParquetShards(spec.pair_schema, self._sort_key, self._rows_per_shard)
             )
         files = tuple(staged) | "StagedFiles" >> beam.Flatten()
         counts = inputs["counts"] | "SumAllCounts" >> beam.CombinePerKey(sum)
@@ -268,6 +288,9 @@ def publish_release(
             folder = spec.rejected_folder(dataset, group)
             if spec.keep_rejected and folder not in present:
                 published.append(empty_shard(spec.out, folder, REJECTED_SCHEMA))
+            folder = spec.heldout_folder(dataset, group)
+            if spec.holdout and folder not in present:
+                published.append(empty_shard(spec.out, folder, spec.pair_schema))
     if DEAD_LETTERS not in present:
         published.append(empty_dead_letters(spec.out))
     delete_tree(spec.staging)
@@ -308,7 +331,9 @@ def build_manifest(
     for dataset, ds in datasets.items():
         prefix = pair_folder(dataset) + "/"
         ds["files"] = [f["path"] for f in files if f["path"].startswith(prefix)]
-    accounting = pair_accounting(counts, datasets, files, rejected=spec.keep_rejected)
+    accounting = pair_accounting(
+        counts, datasets, files, rejected=spec.keep_rejected, heldout=spec.holdout
+    )
     manifest = assemble(
         kind=spec.kind,
         software=software_versions(LID_PACKAGES),
@@ -366,7 +391,7 @@ def assemble_counts(
             dead[key[1]] += n
         elif kind == "skip":
             skipped[key[1]] += n
-        elif kind in ("cand", "rows", "drop"):
+        elif kind in ("cand", "rows", "drop", "held"):
             dataset, group = key[1], key[2]
             ds = datasets.setdefault(dataset, {**_tally(), "lang_pairs": {}})
             for tally in (ds, ds["lang_pairs"].setdefault(group, _tally())):
@@ -374,6 +399,8 @@ def assemble_counts(
                     tally["candidates"] += n
                 elif kind == "rows":
                     tally["rows"] += n
+                elif kind == "held":  # with --holdout only, so other manifests keep their bytes
+                    tally["heldout"] = tally.get("heldout", 0) + n
                 else:
                     tally["dropped"][key[3]] += n
     dropped: Counter[str] = Counter()
@@ -395,4 +422,6 @@ def assemble_counts(
         "skipped": _sorted(skipped),
         "dropped": _sorted(dropped),
     }
+    if any("heldout" in ds for ds in datasets.values()):
+        count_doc["heldout"] = sum(ds.get("heldout", 0) for ds in datasets.values())
     return count_doc, {d: datasets[d] for d in sorted(datasets)}

@@ -99,6 +99,36 @@ def read_aligned_lines(src_path: Path, trg_path: Path) -> tuple[list[str], list[
     return src, trg
 
 
+def read_heldout_pairs(folder: Path) -> tuple[list[str], list[str]]:
+    """Read a release's held-out folder (``heldout/<dataset>/<l1>-<l2>``, written by
+    ``--holdout``): the anchors (English) and positives of its Parquet shards, in file order.
+
+    Args:
+        folder: the held-out folder of one dataset and language pair.
+
+    Returns:
+        The anchors and the positives, aligned.
+
+    Raises:
+        ValueError: the folder holds no Parquet shard, or a shard lacks the two columns.
+    """
+    import pyarrow.parquet as pq
+
+    shards = sorted(Path(folder).glob("*.parquet"))
+    if not shards:
+        raise ValueError(f"{folder} holds no Parquet shard (a RELEASE/heldout/<dataset>/<l1>-<l2>)")
+    anchors: list[str] = []
+    positives: list[str] = []
+    for shard in shards:
+        try:
+            table = pq.read_table(shard, columns=["anchor", "positive"])
+        except (KeyError, ValueError, OSError) as exc:
+            raise ValueError(f"{shard} is not a pair shard: {exc}") from exc
+        anchors += table.column("anchor").to_pylist()
+        positives += table.column("positive").to_pylist()
+    return anchors, positives
+
+
 def _lines(path: Path) -> list[str]:
     """The file's lines, split on line feeds only.
 

@@ -24,12 +24,12 @@ from apache_beam.metrics import Metrics
 from apache_beam.pvalue import DoOutputsTuple, TaggedOutput
 from apache_beam.transforms.window import GlobalWindows
 
-from corpusforge.pairing.candidates import Candidate, Dropped, PairRules
+from corpusforge.pairing.candidates import Candidate, Dropped, PairRules, cap_rank
 from corpusforge.pairing.filters import FilterReason, LanguageFilterConfig
 from corpusforge.pairing.rejects import copy_row, rejected_row
 from corpusforge.sources.opus.records import DeadLetter, Skipped
 from corpusforge.text.langid import LanguageIdentifier
-from corpusforge.transforms.tags import COUNTS, DEAD, REJECTED
+from corpusforge.transforms.tags import COUNTS, DEAD, HELDOUT, REJECTED
 
 LID_NAMESPACE = "lid"
 """Metrics namespace of the language-id counters: ``pairs_checked``, and the wall-clock and
@@ -184,6 +184,11 @@ def _rows_key(element: tuple[tuple[str, str], dict[str, Any]]) -> CountKey:
     return ("rows", dataset, group)
 
 
+def _held_key(element: tuple[tuple[str, str], dict[str, Any]]) -> CountKey:
+    (dataset, group), _ = element
+    return ("held", dataset, group)
+
+
 class LanguageCheckFn(_BundleCountsFn):
     """Shared by the two filters: the model, loaded once per worker, and its timing."""
 
@@ -301,23 +306,85 @@ def keep_one_copy(candidates: beam.PCollection, keep_rejected: bool = False) -> 
 
 
 def summed_counts(
-    own: list[beam.PCollection], kept: beam.PCollection, rejected: beam.PCollection
+    own: list[beam.PCollection],
+    kept: beam.PCollection,
+    rejected: beam.PCollection,
+    heldout: beam.PCollection | None = None,
 ) -> beam.PCollection:
-    """A composite's counts summed per key: its own, then drops and rows counted from the
-    ``rejected`` and ``kept`` outputs themselves.
+    """A composite's counts summed per key: its own, then drops, rows and held-out rows
+    counted from the ``rejected``, ``kept`` and ``heldout`` outputs themselves.
 
     Args:
         own: ``(key, n)`` collections of the composite's DoFns.
         kept: ``((dataset, group), row)`` rows kept.
         rejected: :class:`Rejected` items.
+        heldout: ``((dataset, group), row)`` rows held out, with ``--holdout``.
     """
     drops = rejected | "CountRejected" >> beam.ParDo(_TallyFn(_drop_key))
     rows = kept | "CountRows" >> beam.ParDo(_TallyFn(_rows_key))
+    held = []
+    if heldout is not None:
+        held.append(heldout | "CountHeldout" >> beam.ParDo(_TallyFn(_held_key)))
     return (
-        (*own, drops, rows)
+        (*own, drops, rows, *held)
         | "AllPairCounts" >> beam.Flatten()
         | "SumPairCounts" >> beam.CombinePerKey(sum)
     )
+
+
+def ranked(
+    candidate: Candidate, seed: int
+) -> tuple[tuple[str, str], tuple[tuple[int, str], Candidate]]:
+    """A candidate keyed by its (dataset, group), with its rank for the cap and the holdout:
+    ``(seeded hash, dedup key)``, unique within a group."""
+    c = candidate
+    return (c.dataset, c.group), (cap_rank(seed, c.dataset, c.group, c.dedup), c)
+
+
+def _rank_only(candidate: Candidate, seed: int) -> tuple[tuple[str, str], tuple[int, str]]:
+    group_key, (rank, _) = ranked(candidate, seed)
+    return group_key, rank
+
+
+class _HoldOutFn(beam.DoFn):
+    """A candidate ranked at or below its group's holdout boundary -> the ``heldout`` output
+    (as ``((dataset, group), row)``); the others go on."""
+
+    def __init__(self, seed: int) -> None:
+        self._seed = seed
+
+    def process(
+        self, candidate: Candidate, boundaries: dict[tuple[str, str], tuple[int, str]]
+    ) -> Iterator[Any]:
+        group_key, (rank, _) = ranked(candidate, self._seed)
+        if rank <= boundaries[group_key]:
+            yield TaggedOutput(HELDOUT, keyed_row(candidate))
+        else:
+            yield candidate
+
+
+def hold_out(
+    candidates: beam.PCollection, seed: int, holdout: int
+) -> tuple[beam.PCollection, beam.PCollection]:
+    """Kept candidates -> (the rest, ``((dataset, group), row)`` held out): the ``holdout``
+    candidates of each (dataset, group) with the smallest ranks (:func:`ranked`), the local
+    engine's choice too.
+
+    Args:
+        candidates: the candidates kept (after deduplication and the cap).
+        seed: the rank's seed.
+        holdout: pairs held out per (dataset, group).
+    """
+    boundaries = (
+        candidates
+        | "RankForHoldout" >> beam.Map(_rank_only, seed)
+        | "SmallestForHoldout" >> beam.combiners.Top.SmallestPerKey(holdout)
+        | "HoldoutBoundary" >> beam.Map(lambda kv: (kv[0], max(kv[1])))
+    )
+    split = candidates | "HoldOut" >> beam.ParDo(
+        _HoldOutFn(seed), boundaries=beam.pvalue.AsDict(boundaries)
+    ).with_outputs(HELDOUT, main="kept")
+    return split.kept, split[HELDOUT]
 
 
 def keyed_row(candidate: Candidate) -> tuple[tuple[str, str], dict[str, Any]]:

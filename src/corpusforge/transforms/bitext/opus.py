@@ -40,6 +40,7 @@ from corpusforge.transforms.bitext.common import (
     dead_letter,
     emit_counts,
     fan_out_read,
+    hold_out,
     keep_one_copy,
     keyed_row,
     reject_copy,
@@ -144,7 +145,8 @@ class _CapFn(beam.DoFn):
 
 class BitextPairs(beam.PTransform):
     """Raw pairs -> ``{"pairs": ((dataset, "l1-l2"), row), "rejected", "counts"}`` and, with
-    ``keep_rejected``, ``"rejected_rows": ((dataset, "l1-l2"), rejected row)``.
+    ``keep_rejected``, ``"rejected_rows": ((dataset, "l1-l2"), rejected row)``, with
+    ``holdout``, ``"heldout": ((dataset, "l1-l2"), row)``.
 
     Each pair is cleaned when a profile is given, oriented with English as the anchor,
     kept when each side has ``min_tokens``..``max_tokens`` words (whitespace tokens; letters
@@ -164,6 +166,8 @@ class BitextPairs(beam.PTransform):
         lowercase: with no profile, lowercase both sides.
         keep_rejected: give every reject its ``schemas/rejected.v1`` row.
         decontaminator: the evaluation sets no side may leak from; ``None``: none.
+        holdout: pairs of each (dataset, language pair) set aside (output ``heldout``):
+            the smallest ranks, before the cap keeps the next ``max_pairs_per_lang``.
     """
 
     def __init__(
@@ -178,6 +182,7 @@ class BitextPairs(beam.PTransform):
         lowercase: bool = False,
         keep_rejected: bool = False,
         decontaminator: Decontaminator | None = None,
+        holdout: int | None = None,
     ) -> None:
         super().__init__()
         rules = PairRules(
@@ -191,6 +196,7 @@ class BitextPairs(beam.PTransform):
         self._seed = seed
         self._cap = max_pairs_per_lang
         self._keep_rejected = keep_rejected
+        self._holdout = holdout
 
     def expand(self, pairs: beam.PCollection) -> dict[str, beam.PCollection]:
         filtered = pairs | "Filter" >> beam.ParDo(self._filter).with_outputs(
@@ -205,7 +211,8 @@ class BitextPairs(beam.PTransform):
             thresholds = (
                 ranked
                 | "RanksOnly" >> beam.Map(lambda kv: (kv[0], kv[1][0]))
-                | "SmallestRanks" >> beam.combiners.Top.SmallestPerKey(self._cap)
+                | "SmallestRanks"
+                >> beam.combiners.Top.SmallestPerKey(self._cap + (self._holdout or 0))
                 | "Threshold" >> beam.Map(lambda kv: (kv[0], max(kv[1])))
             )
             capped = ranked | "Cap" >> beam.ParDo(
@@ -213,10 +220,15 @@ class BitextPairs(beam.PTransform):
             ).with_outputs(REJECTED, main="kept")
             kept = capped.kept
             rejected.append(capped[REJECTED])
+        heldout = None
+        if self._holdout is not None:
+            kept, heldout = hold_out(kept, self._seed, self._holdout)
         rows = kept | "Rows" >> beam.Map(keyed_row)
         all_rejected = tuple(rejected) | "AllRejected" >> beam.Flatten()
-        counts = summed_counts([filtered[COUNTS]], rows, all_rejected)
+        counts = summed_counts([filtered[COUNTS]], rows, all_rejected, heldout)
         outputs = {"pairs": rows, "rejected": all_rejected, "counts": counts}
+        if heldout is not None:
+            outputs["heldout"] = heldout
         if self._keep_rejected:
             outputs["rejected_rows"] = rejected_rows(all_rejected)
         return outputs

@@ -34,6 +34,7 @@ from corpusforge.transforms.bitext.common import (
     dead_letter,
     emit_counts,
     fan_out_read,
+    hold_out,
     keep_one_copy,
     keyed_row,
     rejected_rows,
@@ -84,7 +85,8 @@ def _dedup(candidate: Candidate) -> str:
 
 class ParaphrasePairs(beam.PTransform):
     """Raw paraphrases -> ``{"pairs": ((dataset, "en-en"), row), "rejected", "counts"}`` and,
-    with ``keep_rejected``, ``"rejected_rows": ((dataset, "en-en"), rejected row)``.
+    with ``keep_rejected``, ``"rejected_rows": ((dataset, "en-en"), rejected row)``, with
+    ``holdout``, ``"heldout": ((dataset, "en-en"), row)``.
 
     P-SP's ParaNMT filtering: mean whitespace-token length of the two sides in
     ``[min_mean_tokens, max_mean_tokens]``, score in ``[min_score, max_score]``, word-trigram
@@ -100,6 +102,8 @@ class ParaphrasePairs(beam.PTransform):
         lowercase: with no profile, lowercase both sides.
         keep_rejected: give every reject its ``schemas/rejected.v1`` row.
         decontaminator: the evaluation sets no side may leak from; ``None``: none.
+        holdout: pairs of each dataset set aside (output ``heldout``), by the seeded hash
+            of their text (seed 0).
     """
 
     def __init__(
@@ -112,6 +116,7 @@ class ParaphrasePairs(beam.PTransform):
         lowercase: bool = False,
         keep_rejected: bool = False,
         decontaminator: Decontaminator | None = None,
+        holdout: int | None = None,
     ) -> None:
         super().__init__()
         rules = PairRules(
@@ -123,16 +128,22 @@ class ParaphrasePairs(beam.PTransform):
         )
         self._filter = FilterFn(paraphrase_candidate, rules, lid_model, _dedup, keep_rejected)
         self._keep_rejected = keep_rejected
+        self._holdout = holdout
 
     def expand(self, pairs: beam.PCollection) -> dict[str, beam.PCollection]:
         filtered = pairs | "Filter" >> beam.ParDo(self._filter).with_outputs(
             REJECTED, COUNTS, main="candidates"
         )
         deduped = keep_one_copy(filtered.candidates, self._keep_rejected)
-        rows = deduped.kept | "Rows" >> beam.Map(keyed_row)
+        kept, heldout = deduped.kept, None
+        if self._holdout is not None:
+            kept, heldout = hold_out(kept, 0, self._holdout)
+        rows = kept | "Rows" >> beam.Map(keyed_row)
         rejected = (filtered[REJECTED], deduped[REJECTED]) | "AllRejected" >> beam.Flatten()
-        counts = summed_counts([filtered[COUNTS]], rows, rejected)
+        counts = summed_counts([filtered[COUNTS]], rows, rejected, heldout)
         outputs = {"pairs": rows, "rejected": rejected, "counts": counts}
+        if heldout is not None:
+            outputs["heldout"] = heldout
         if self._keep_rejected:
             outputs["rejected_rows"] = rejected_rows(rejected)
         return outputs
