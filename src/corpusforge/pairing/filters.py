@@ -8,7 +8,11 @@ Defaults follow the papers whose corpora corpusforge rebuilds:
   fastText ``lid.176`` (:mod:`corpusforge.text.langid`). Added, as the standard bitext
   sanity check: the longer side is less than 3 times as long as the shorter
   (OpusFilter's ``LengthRatioFilter``, Aulamo et al., ACL 2020 demos, threshold 3 in
-  their examples), which catches many pairs of a corpus shifted by a line.
+  their examples), which catches many pairs of a corpus shifted by a line. Off by
+  default, the noise filters OPUS data needs (:func:`check_bitext_noise`, after
+  OpusFilter's filters of the same purpose): per-side word and character limits, the
+  longest word, HTML tags, the share of letters in each language's script, terminal
+  punctuation and non-zero numerals.
 * ParaNMT (P-SP's filtering of ParaNMT-50M): the mean whitespace-token length of the two
   sides is in [5, 40], the paraphrase score is in [0.4, 1.0], and the word-trigram
   overlap of the two sides (:func:`corpusforge.text.overlap.trigram_overlap`) is at most
