@@ -6,7 +6,11 @@
 # Configuration, pid files and logs go under build/flink/run/.
 #   bash scripts/flink-cluster.sh start   # waits until REST /overview answers (at most 90 s),
 #                                         # prints the REST address localhost:PORT last
-#   bash scripts/flink-cluster.sh stop    # stops the processes `start` started
+#   bash scripts/flink-cluster.sh add-taskmanager   # one more TaskManager (2 slots), e.g. a
+#                                         # standby; prints its pid last
+#   bash scripts/flink-cluster.sh stop    # stops what `start` and `add-taskmanager` started
+# A failed task restarts the job (fixed-delay: 5 attempts, 5 s apart); a TaskManager that stops
+# answering is given up after 20 s of missed heartbeats (tests/flink/test_flink_faults.py).
 # Then: corpusforge twitter build A.zip --out R --runner flink --flink_master localhost:PORT
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,6 +35,27 @@ java_opens=(
   --add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED
 )
 
+# A TaskManager JVM, sized as the memory settings of flink-conf.yaml add up (heap 512m,
+# direct 512m: framework off-heap and network); NAME names its pid file and logs; extra
+# -Dkey=value arguments override the configuration.
+taskmanager() {  # taskmanager NAME [-Dkey=value...]
+  local name=$1 log=$run/log
+  shift
+  nohup java "${java_opens[@]}" -Xmx512m -Xms512m -XX:MaxDirectMemorySize=512m \
+    -XX:MaxMetaspaceSize=256m -Dlog.file="$log/$name.log" -cp "$lib/*" \
+    org.apache.flink.runtime.taskexecutor.TaskManagerRunner --configDir "$run/conf" "$@" \
+    > "$log/$name.out" 2>&1 < /dev/null &
+  echo $! > "$run/$name.pid"
+}
+
+slots_at_least() {  # slots_at_least REST_PORT N: the cluster has registered N slots
+  python3 - "$1" "$2" <<'EOF' 2>/dev/null
+import json, sys, urllib.request
+with urllib.request.urlopen(f"http://localhost:{sys.argv[1]}/overview", timeout=2) as r:
+    sys.exit(0 if json.load(r).get("slots-total", 0) >= int(sys.argv[2]) else 1)
+EOF
+}
+
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("localhost", 0)); print(s.getsockname()[1])'
 }
@@ -40,8 +65,11 @@ alive() {  # alive NAME: its pid file names a running process
 }
 
 stop() {
-  local name pid
-  for name in taskmanager jobmanager; do
+  local name pid names=()
+  for pid in "$run"/taskmanager*.pid; do
+    [ -f "$pid" ] && names+=("$(basename "$pid" .pid)")
+  done
+  for name in "${names[@]}" jobmanager; do
     if alive "$name"; then
       pid=$(cat "$run/$name.pid")
       kill "$pid"
@@ -92,25 +120,20 @@ taskmanager.memory.jvm-overhead.min: 192m
 taskmanager.memory.jvm-overhead.max: 192m
 parallelism.default: 2
 io.tmp.dirs: $run/tmp
+restart-strategy.type: fixed-delay
+restart-strategy.fixed-delay.attempts: 5
+restart-strategy.fixed-delay.delay: 5 s
+heartbeat.interval: 5000
+heartbeat.timeout: 20000
 EOF
-  local cp="$lib/*" log=$run/log
-  nohup java "${java_opens[@]}" -Xmx768m -Dlog.file="$log/jobmanager.log" -cp "$cp" \
+  local log=$run/log
+  nohup java "${java_opens[@]}" -Xmx768m -Dlog.file="$log/jobmanager.log" -cp "$lib/*" \
     org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint --configDir "$run/conf" \
     > "$log/jobmanager.out" 2>&1 < /dev/null &
   echo $! > "$run/jobmanager.pid"
-  # The TaskManager's JVM sized as the memory settings above add up (heap 512m, direct 512m: framework off-heap and network).
-  nohup java "${java_opens[@]}" -Xmx512m -Xms512m -XX:MaxDirectMemorySize=512m \
-    -XX:MaxMetaspaceSize=256m -Dlog.file="$log/taskmanager.log" -cp "$cp" \
-    org.apache.flink.runtime.taskexecutor.TaskManagerRunner --configDir "$run/conf" \
-    > "$log/taskmanager.out" 2>&1 < /dev/null &
-  echo $! > "$run/taskmanager.pid"
+  taskmanager taskmanager
   local deadline=$((SECONDS + 90))
-  until python3 - "$rest" <<'EOF' 2>/dev/null
-import json, sys, urllib.request
-with urllib.request.urlopen(f"http://localhost:{sys.argv[1]}/overview", timeout=2) as r:
-    sys.exit(0 if json.load(r).get("slots-total", 0) >= 2 else 1)
-EOF
-  do
+  until slots_at_least "$rest" 2; do
     if ! alive jobmanager || ! alive taskmanager || [ $SECONDS -ge $deadline ]; then
       echo "[corpusforge] the Flink cluster did not come up within 90 s; its logs:" >&2
       tail -n 20 "$log"/*.out >&2 || true
@@ -124,8 +147,39 @@ EOF
   echo "localhost:$rest"
 }
 
+add_taskmanager() {
+  if ! alive jobmanager || [ ! -f "$run/rest.address" ]; then
+    echo "[corpusforge] no cluster started from $run: \`bash scripts/flink-cluster.sh start\` first" >&2
+    exit 1
+  fi
+  local rest n name slots
+  rest=$(sed 's/.*://' "$run/rest.address")
+  n=2
+  while [ -f "$run/taskmanager-$n.pid" ]; do n=$((n + 1)); done
+  name=taskmanager-$n
+  slots=$(python3 - "$rest" <<'EOF'
+import json, sys, urllib.request
+with urllib.request.urlopen(f"http://localhost:{sys.argv[1]}/overview", timeout=5) as r:
+    print(json.load(r)["slots-total"])
+EOF
+  )
+  taskmanager "$name" "-Dtaskmanager.rpc.port=$(free_port)" "-Dtaskmanager.data.port=$(free_port)"
+  local deadline=$((SECONDS + 90))
+  until slots_at_least "$rest" $((slots + 2)); do
+    if ! alive "$name" || [ $SECONDS -ge $deadline ]; then
+      echo "[corpusforge] TaskManager $name did not register within 90 s; its log:" >&2
+      tail -n 20 "$run/log/$name.out" >&2 || true
+      exit 1
+    fi
+    sleep 0.5
+  done
+  echo "[corpusforge] TaskManager $name up (2 more slots); log in $run/log" >&2
+  cat "$run/$name.pid"
+}
+
 case "${1:-}" in
   start) start ;;
+  add-taskmanager) add_taskmanager ;;
   stop) stop ;;
-  *) echo "usage: bash scripts/flink-cluster.sh start|stop" >&2; exit 2 ;;
+  *) echo "usage: bash scripts/flink-cluster.sh start|add-taskmanager|stop" >&2; exit 2 ;;
 esac
