@@ -53,8 +53,21 @@ def test_newlines_are_flattened_before_predict(ident: LanguageIdentifier) -> Non
     assert ident.predict(text)[0] == "de"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "  Der Hund  schläft im   Garten. ",  # printable: given to fastText as it is
+        "Tom\u00a0und Maria\u2003singen.",  # other spaces: folded first
+        "Er\ttritt\x00mich!",
+    ],
+)
+def test_whitespace_runs_predict_as_single_spaces(ident: LanguageIdentifier, text: str) -> None:
+    assert ident.predict(text) == ident.predict(" ".join(text.split()))
+
+
 def test_blank_text_is_undetermined(ident: LanguageIdentifier) -> None:
     assert ident.predict("") == ("und", 0.0)
+    assert ident.predict("   ") == ("und", 0.0)
     assert ident.predict(" \n\t") == ("und", 0.0)
     assert not ident.matches("", "en")
 

@@ -304,9 +304,16 @@ class LanguageIdentifier:
             ``(code, confidence)`` with ``code`` normalised by :func:`normalize_lang`;
             ``("und", 0.0)`` for text without any non-space character.
         """
-        line = " ".join(text.split())
-        if not line:
-            return UNDETERMINED, 0.0
+        if text.isprintable():
+            # no whitespace but the ASCII space: fastText reads the same words from ``text``
+            # as from its runs of spaces made one (it skips them as ``split`` does)
+            line = text
+            if not line or line.isspace():
+                return UNDETERMINED, 0.0
+        else:
+            line = " ".join(text.split())
+            if not line:
+                return UNDETERMINED, 0.0
         predictions = self._predict_line(line)
         if not predictions:
             return UNDETERMINED, 0.0
