@@ -2,12 +2,13 @@
 # Render and apply the Flink session cluster (flinkdeployment.yaml) and the Beam Flink job
 # server (jobserver.yaml), then wait until both are ready.
 #
-# Needs: kubectl pointed at a cluster running the Flink Kubernetes operator (>= 1.10), and
+# Needs: kubectl pointed at a cluster running the Flink Kubernetes operator (>= 1.8), and
 # envsubst (gettext). Only the variables listed in subst_vars are substituted; the manifests
 # contain no other ${...}.
 #
 # Usage:
 #   CORPUSFORGE_SDK_IMAGE=us-central1-docker.pkg.dev/PROJECT/corpusforge/corpusforge:TAG \
+#   CORPUSFORGE_JOB_SERVER_IMAGE=us-central1-docker.pkg.dev/PROJECT/corpusforge/flink-job-server:TAG \
 #   BEAM_ARTIFACTS_DIR=gs://PROJECT-corpusforge-work/flink/beam-artifacts \
 #   NAMESPACE=corpusforge deploy/flink/apply.sh
 #   DRY_RUN=1 ... deploy/flink/apply.sh        # print the rendered manifests only
@@ -15,10 +16,11 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 : "${CORPUSFORGE_SDK_IMAGE:?set CORPUSFORGE_SDK_IMAGE to the image deploy/dataflow/build.sh pushed}"
+: "${CORPUSFORGE_JOB_SERVER_IMAGE:?set CORPUSFORGE_JOB_SERVER_IMAGE to the image built from deploy/flink/jobserver/Dockerfile}"
 : "${BEAM_ARTIFACTS_DIR:?set BEAM_ARTIFACTS_DIR to a gs:// or s3:// prefix the job server and TaskManagers share}"
 NAMESPACE=${NAMESPACE:-default}
 DRY_RUN=${DRY_RUN:-0}
-export CORPUSFORGE_SDK_IMAGE BEAM_ARTIFACTS_DIR
+export CORPUSFORGE_SDK_IMAGE CORPUSFORGE_JOB_SERVER_IMAGE BEAM_ARTIFACTS_DIR
 
 case "$BEAM_ARTIFACTS_DIR" in
   gs://*|s3://*) ;;
@@ -27,7 +29,7 @@ case "$BEAM_ARTIFACTS_DIR" in
 esac
 
 # shellcheck disable=SC2016  # the single quotes are for envsubst, not the shell
-subst_vars='${CORPUSFORGE_SDK_IMAGE} ${BEAM_ARTIFACTS_DIR}'
+subst_vars='${CORPUSFORGE_SDK_IMAGE} ${CORPUSFORGE_JOB_SERVER_IMAGE} ${BEAM_ARTIFACTS_DIR}'
 manifests=("$here/flinkdeployment.yaml" "$here/jobserver.yaml")
 
 render() {

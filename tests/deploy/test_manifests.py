@@ -37,6 +37,7 @@ DEPLOY = REPO / "deploy"
 SCHEMAS = DEPLOY / "schemas"
 DATAFLOW = DEPLOY / "dataflow"
 FLINK = DEPLOY / "flink"
+JOB_SERVER_IMAGE_SAMPLE = "us-central1-docker.pkg.dev/p/corpusforge/flink-job-server:test"
 
 DOCKERFILE = DATAFLOW / "Dockerfile"
 METADATA = DATAFLOW / "metadata.json"
@@ -114,6 +115,7 @@ def _render(path: Path) -> str:
     """Render a Flink manifest the way apply.sh does, with sample values."""
     samples = {
         "CORPUSFORGE_SDK_IMAGE": "us-central1-docker.pkg.dev/p/corpusforge/corpusforge:test",
+        "CORPUSFORGE_JOB_SERVER_IMAGE": JOB_SERVER_IMAGE_SAMPLE,
         "BEAM_ARTIFACTS_DIR": "gs://p-corpusforge-work/flink/beam-artifacts",
     }
     variables = _apply_sh_variables()
@@ -347,17 +349,36 @@ def _flink_minor() -> str:
     return ".".join(version.groups())
 
 
-def test_flink_version_is_one_beam_2_77_publishes_and_images_agree() -> None:
-    from apache_beam.options.pipeline_options import FlinkRunnerOptions
+def _pom_property(pom: str, name: str) -> str:
+    found = re.search(rf"<{name}>([^<]+)</{name}>", (REPO / "tools" / "flink" / pom).read_text())
+    assert found, f"tools/flink/{pom} has no <{name}>"
+    return found.group(1)
+
+
+def test_flink_images_are_the_versions_that_ran_here() -> None:
+    """Flink 1.19.0, as tools/flink/cluster/pom.xml pins the cluster tests/flink runs; the
+    job server is the image of deploy/flink/jobserver/Dockerfile: the jar scripts/flink.sh
+    builds from Beam's 2.70 Flink 1.19 runner, with the Java 17 flags."""
+    from corpusforge.flink import FLINK_VERSION, JAVA_17_FLAGS
 
     spec = _flinkdeployment()["spec"]
     flink = _flink_minor()
-    assert flink in FlinkRunnerOptions.PUBLISHED_FLINK_VERSIONS
-    assert re.fullmatch(rf"flink:{re.escape(flink)}\.\d+(-[\w.-]+)?", spec["image"]), spec["image"]
+    assert flink == FLINK_VERSION
+    patch = _pom_property("cluster/pom.xml", "flink.version")
+    assert spec["image"] == f"flink:{patch}-scala_2.12-java17"
+    assert _pom_property("job-server/pom.xml", "beam.version").startswith("2.70.")
+    config = spec["flinkConfiguration"]
+    assert config["env.java.opts.all"].split() == list(JAVA_17_FLAGS)
 
     (container,) = _jobserver_docs()["Deployment"]["spec"]["template"]["spec"]["containers"]
-    _, beam = _beam_sdk_image()
-    assert container["image"] == f"apache/beam_flink{flink}_job_server:{beam}"
+    assert container["image"] == JOB_SERVER_IMAGE_SAMPLE
+    dockerfile = (FLINK / "jobserver" / "Dockerfile").read_text()
+    assert "COPY build/flink/beam-flink-job-server.jar " in dockerfile
+    entry = re.search(r"^ENTRYPOINT (\[.*?\])$", dockerfile.replace("\\\n", ""), re.M | re.S)
+    assert entry, "the Dockerfile needs an exec-form ENTRYPOINT"
+    java, *flags, jar_flag, jar = json.loads(entry.group(1))
+    assert (java, flags, jar_flag) == ("java", list(JAVA_17_FLAGS), "-jar")
+    assert jar.endswith("/beam-flink-job-server.jar")
 
 
 def test_job_server_talks_to_the_flinkdeployment_rest_service() -> None:
