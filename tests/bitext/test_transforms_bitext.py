@@ -12,6 +12,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.keys import seeded_hash
 from corpusforge.pairing.filters import BitextFilterConfig, LanguageFilterConfig, pair_key
+from corpusforge.schemas import BITEXT, arrow_schema
 from corpusforge.sources.opus.formats import OpusFormat, OpusInput, reader_options
 from corpusforge.sources.opus.records import DeadLetter, RawPair, SourceReason
 from corpusforge.text.clean import get_profile
@@ -120,6 +121,28 @@ def test_reader_options_go_only_to_the_readers_that_take_them() -> None:
     assert reader_options(OpusInput(OpusFormat.TMX, ("a.tmx",))) == {}
 
 
+TRAINING = ("anchor", "positive", "anchor_lang", "positive_lang", "dataset")
+"""The columns before the scores (``schemas/bitext.v2``)."""
+
+
+def _training(kv: tuple[Any, dict[str, Any]]) -> tuple[Any, dict[str, Any]]:
+    return kv[0], {k: v for k, v in kv[1].items() if k in TRAINING}
+
+
+def _scores_are_sound(kv: tuple[Any, dict[str, Any]]) -> bool:
+    """The scores the filters computed: after the training columns, the length ratio of a
+    kept pair below 3, each side's language as labelled and its probability."""
+    row = kv[1]
+    names = [f.name for f in arrow_schema(BITEXT)]
+    return (
+        list(row) == names
+        and names[: len(TRAINING)] == list(TRAINING)
+        and 1.0 <= row["length_ratio"] < 3.0
+        and (row["anchor_lid"], row["positive_lid"]) == (row["anchor_lang"], row["positive_lang"])
+        and all(0.0 < row[f"{side}_lid_prob"] <= 1.0 for side in ("anchor", "positive"))
+    )
+
+
 def test_bitext_pairs_orients_filters_dedups_and_counts() -> None:
     raw = [_pair(de, en, i) for i, (de, en) in enumerate(GOOD[:3], start=1)]
     raw += [
@@ -131,7 +154,12 @@ def test_bitext_pairs_orients_filters_dedups_and_counts() -> None:
     p = TestPipeline(runner="FnApiRunner")
     out = p | beam.Create(raw) | _default_pairs()
     assert_that(
-        out["pairs"],
+        out["pairs"] | "Scores" >> beam.Map(_scores_are_sound),
+        equal_to([True] * 3),
+        label="scores",
+    )
+    assert_that(
+        out["pairs"] | "Training" >> beam.Map(_training),
         equal_to(
             [
                 _row("demo", *GOOD[0]),

@@ -12,6 +12,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.pairing.filters import LanguageFilterConfig, ParaphraseFilterConfig
+from corpusforge.schemas import PARAPHRASE, arrow_schema
 from corpusforge.sources.paranmt.parse import RawParaphrase
 from corpusforge.text.overlap import trigram_overlap
 from corpusforge.transforms.bitext import ParaphrasePairs, ReadParaphrases, Rejected
@@ -71,6 +72,17 @@ def test_read_paraphrases_keeps_the_file_going_after_bad_lines(tmp_path: Path) -
     assert sum(c.committed for c in counters) == 1
 
 
+def _training(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if not k.endswith("_lid_prob")}
+
+
+def _lid_probs_after_the_training_columns(kv: tuple[Any, dict[str, Any]]) -> bool:
+    row = kv[1]
+    names = [f.name for f in arrow_schema(PARAPHRASE)]
+    probs = (row["anchor_lid_prob"], row["positive_lid_prob"])
+    return list(row) == names and names[-2:] == list(row)[-2:] and all(0 < p <= 1 for p in probs)
+
+
 def test_paraphrase_pairs_filters_in_psp_order_and_keeps_one_copy() -> None:
     raw = [
         _raw(REF, PARA, 0.8, 1),
@@ -85,7 +97,12 @@ def test_paraphrase_pairs_filters_in_psp_order_and_keeps_one_copy() -> None:
     p = TestPipeline(runner="FnApiRunner")
     out = p | beam.Create(raw) | _paraphrases()
     assert_that(
-        out["pairs"],
+        out["pairs"] | "Probs" >> beam.Map(_lid_probs_after_the_training_columns),
+        equal_to([True]),
+        label="scores",
+    )
+    assert_that(
+        out["pairs"] | "Training" >> beam.Map(lambda kv: (kv[0], _training(kv[1]))),
         equal_to(
             [
                 (

@@ -6,7 +6,7 @@
 Layout of a release ``DIR``:
 
 - ``pairs/<dataset>/<anchor_lang>-<positive_lang>/part-*.parquet``: the training pairs
-  (``schemas/bitext.v1``), one folder per dataset and language pair, the unit of the
+  (``schemas/bitext.v2``), one folder per dataset and language pair, the unit of the
   500,000-pair cap. The folder names the languages in column order, English first
   (``en-de``), so a reader knows the anchor's language from the path; OPUS's own names
   sort them alphabetically (``de-en``);

@@ -5,7 +5,7 @@
 
 Layout of a release ``DIR`` (written by the release library, :mod:`corpusforge.release`):
 
-- ``pairs/<dataset>/part-*.parquet``: the pairs (``schemas/paraphrase.v1``: ``anchor`` is the
+- ``pairs/<dataset>/part-*.parquet``: the pairs (``schemas/paraphrase.v2``: ``anchor`` is the
   reference, ``positive`` the paraphrase, with the file's ``score`` and the word-trigram
   overlap the filter used); ``<dataset>`` is ``paranmt`` unless ``--dataset`` says otherwise;
 - ``dead_letter/part-*.parquet``: lines that could not be parsed, with reason and origin;

@@ -129,6 +129,13 @@ def _print_stats(doc: dict[str, Any]) -> None:
                 langs if i == 0 else "",
             )
     console.print(table)
+    scored = {name: ds["scores"] for name, ds in doc["datasets"].items() if ds.get("scores")}
+    if scored:
+        scores = Table("dataset", "score", "min/p5/p50/p95/max (mean)", title="filter scores")
+        for name, values in scored.items():
+            for i, (score, d) in enumerate(values.items()):
+                scores.add_row(name if i == 0 else "", score, _dist(d))
+        console.print(scores)
     if doc["benchmarks"]:
         bench = Table("benchmark", "queries", "candidates per query", "query chars")
         for name, b in doc["benchmarks"].items():

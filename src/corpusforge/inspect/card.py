@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from corpusforge.inspect.card_markdown import render_card
-from corpusforge.inspect.card_plots import children_svg, funnel_svg, lengths_svg
+from corpusforge.inspect.card_plots import children_svg, funnel_svg, lengths_svg, scores_svg
 from corpusforge.inspect.stats import ordered, read_manifest, release_stats
 from corpusforge.inspect.unreadable import unreadable_inputs
 
@@ -65,6 +65,8 @@ def write_card(release_dir: str, name: str | None = None) -> Path:
     for ds_name, ds in stats["datasets"].items():
         if ds.get("histograms"):
             svgs[f"lengths-{ds_name}.svg"] = lengths_svg(ds_name, ds)
+        if ds.get("scores"):
+            svgs[f"scores-{ds_name}.svg"] = scores_svg(ds_name, ds)
     plots = _save_plots(root / PLOTS, svgs)
     unreadable = unreadable_inputs(root, manifest)
     text = render_card(

@@ -138,6 +138,7 @@ def render_card(
     out += _unreadable_section(unreadable)
     out += _funnel_section(stats["funnel"], plots)
     out += _lengths_section(stats, plots)
+    out += _scores_section(stats, plots)
     out += _samples_section(samples)
     out += _build_section(manifest)
     out += _ethics_section(manifest) if twitter else _generic_licence_section()
@@ -254,6 +255,31 @@ def _funnel_section(funnel: Mapping[str, Any], plots: Mapping[str, str]) -> list
         ]
         if "children" in plots:
             out += [f"![candidate children per dataset]({plots['children']})", ""]
+    return out
+
+
+def _scores_section(stats: Mapping[str, Any], plots: Mapping[str, str]) -> list[str]:
+    """The filter scores the pairs carry (bitext and ParaNMT): a table and a plot per
+    dataset; nothing for a release without them."""
+    scored = {n: ds["scores"] for n, ds in stats["datasets"].items() if ds.get("scores")}
+    if not scored:
+        return []
+    out = ["## Filter scores", ""]
+    out += [
+        "Each pair carries the values its filters computed, after the training columns, "
+        "to tune thresholds with:",
+        "",
+    ]
+    rows = []
+    for ds_name, scores in scored.items():
+        for score, d in scores.items():
+            cells = " / ".join(_n(d[k]) for k in ("min", "p5", "p50", "p95", "max"))
+            rows.append([f"`{ds_name}`", f"`{score}`", f"{cells} (mean {_n(d['mean'])})"])
+    out += _table(["dataset", "score", "min / p5 / p50 / p95 / max"], rows, "llr")
+    out += [""]
+    for ds_name in scored:
+        if f"scores-{ds_name}" in plots:
+            out += [f"![filter scores: {ds_name}]({plots[f'scores-{ds_name}']})", ""]
     return out
 
 

@@ -1,4 +1,5 @@
-"""Release statistics -> the dataset card's plots, as SVG: the funnel and the text lengths.
+"""Release statistics -> the dataset card's plots, as SVG: the funnel, the text lengths and
+the filter scores of bitext and ParaNMT pairs.
 
 Turns :func:`corpusforge.inspect.stats.release_stats` (with histograms) into pygal charts
 rendered as standalone SVG (no external script, no web font: pygal's inline config block is
@@ -136,6 +137,31 @@ def lengths_svg(name: str, dataset: Mapping[str, Any]) -> bytes:
     )
     for side in ("anchor", "positive"):
         chart.add(side, _stairs(edges, hist[side]))
+    return _render(chart)
+
+
+def scores_svg(name: str, dataset: Mapping[str, Any]) -> bytes:
+    """The distribution of each filter score of one dataset's pairs: min, p5, p50, p95 and
+    max, a line per score (length ratio, each side's language-id probability, the
+    paraphrase score, the trigram overlap), to see where a threshold would cut.
+
+    Args:
+        name: the dataset.
+        dataset: ``release_stats(...)["datasets"][name]``, with its ``scores``.
+    """
+    points = ("min", "p5", "p50", "p95", "max")
+    chart = _chart(
+        pygal.Line,
+        f"scores-{name}",
+        320,
+        title=f"{name}: filter scores of the pairs kept",
+        x_title="quantile",
+        legend_at_bottom=True,
+        value_formatter=lambda v: f"{v:.3f}",
+    )
+    chart.x_labels = list(points)
+    for score, values in dataset["scores"].items():
+        chart.add(score, [values[p] for p in points])
     return _render(chart)
 
 

@@ -6,7 +6,10 @@
 Pair files are read with polars lazy scans, one pass per dataset, only the columns needed;
 the funnel (from lines read to pairs kept, by drop reason) comes from ``manifest.json``.
 Lengths are in characters and in whitespace-separated tokens, with min, p5, p50, p95, max
-and mean (percentiles are the nearest actual value, so they are integers).
+and mean (percentiles are the nearest actual value, so they are integers). The scores a
+bitext or ParaNMT pair carries (:data:`SCORES`: length ratio, each side's language-id
+probability, the paraphrase score and trigram overlap) get the same distribution, to four
+decimals, under ``scores``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ import polars as pl
 
 QUANTILES = {"p5": 0.05, "p50": 0.5, "p95": 0.95}
 SIDES = ("anchor", "positive")
+SCORES = ("length_ratio", "anchor_lid_prob", "positive_lid_prob", "score", "trigram_overlap")
+"""The filter values a bitext or ParaNMT release's pairs carry (``bitext.v2``,
+``paraphrase.v2``), whose distributions help tune the thresholds."""
 HISTOGRAM_BINS = 40
 
 
@@ -95,6 +101,15 @@ def _lengths(row: Mapping[str, Any], prefix: str) -> dict[str, float | int | Non
     return out
 
 
+def _values(row: Mapping[str, Any], prefix: str) -> dict[str, float | None]:
+    """``{min, p5, p50, p95, max, mean}`` of a score, to four decimals (``None`` when empty)."""
+    out: dict[str, float | None] = {}
+    for key in ("min", *QUANTILES, "max", "mean"):
+        value = row[f"{prefix}.{key}"]
+        out[key] = None if value is None else round(float(value), 4)
+    return out
+
+
 def _chars(col: str) -> pl.Expr:
     return pl.col(col).str.len_chars()
 
@@ -114,17 +129,22 @@ def dataset_stats(files: list[Path], *, histograms: bool = False) -> dict[str, A
     if not files:
         return {"rows": 0, "lengths": {}, "languages": {}}
     scan = pl.scan_parquet([str(f) for f in files])
-    lang = _lang_expr(scan.collect_schema().names())
+    names = scan.collect_schema().names()
+    lang = _lang_expr(names)
+    scores = [name for name in SCORES if name in names]
     # lengths are computed once (token counting is a regex), then aggregated
     lengths = [_chars(side).alias(f"{side}.chars") for side in SIDES]
     lengths += [_tokens(side).alias(f"{side}.tokens") for side in SIDES]
     if lang is not None:
         lengths.append(lang.alias("lang"))
+    lengths += [pl.col(name) for name in scores]
     frame = scan.select(lengths)
     aggs: list[pl.Expr] = [pl.len().alias("rows")]
     for side in SIDES:
         for unit in ("chars", "tokens"):
             aggs += _distribution(pl.col(f"{side}.{unit}"), f"{side}.{unit}")
+    for name in scores:
+        aggs += _distribution(pl.col(name), name)
     queries = [frame.select(aggs)]
     if lang is not None:
         queries.append(frame.group_by("lang").agg(pl.len().alias("n")))
@@ -138,6 +158,8 @@ def dataset_stats(files: list[Path], *, histograms: bool = False) -> dict[str, A
         },
         "languages": {},
     }
+    if scores:
+        stats["scores"] = {name: _values(row, name) for name in scores}
     if lang is not None:
         mix = frames[1].sort(["n", "lang"], descending=[True, False], nulls_last=True)
         stats["languages"] = {str(k): int(n) for k, n in mix.iter_rows()}

@@ -41,6 +41,7 @@ from corpusforge.pairing.filters import (
     check_paraphrase_score,
     check_trigram_overlap,
     pair_key,
+    token_count,
 )
 from corpusforge.sources.opus.records import ENGLISH, RawPair, bitext_row
 from corpusforge.sources.paranmt.parse import RawParaphrase, paraphrase_row
@@ -72,7 +73,9 @@ class Candidate:
         dedup: :func:`~corpusforge.pairing.filters.pair_key` of the two sides.
         dataset: the pair's dataset.
         group: its language pair after orientation (``en-de``; ``en-en`` for ParaNMT).
-        row: the release row (``schemas/bitext.v1`` or ``paraphrase.v1``).
+        row: the release row (``schemas/bitext.v2`` or ``paraphrase.v2``): the training
+            columns, then the scores the filters computed (length ratio, each side's
+            predicted language and its probability).
     """
 
     order: tuple[Any, ...]
@@ -118,6 +121,22 @@ class PairRules:
     decontaminator: Decontaminator | None = None
 
 
+class _Seen:
+    """A language identifier that keeps what it predicted: the kept pair's scores, from the
+    checks' own predictions (no second fastText call)."""
+
+    __slots__ = ("_lid", "predictions")
+
+    def __init__(self, lid: LanguageIdentifier) -> None:
+        self._lid = lid
+        self.predictions: list[tuple[str, float]] = []
+
+    def predict(self, text: str) -> tuple[str, float]:
+        prediction = self._lid.predict(text)
+        self.predictions.append(prediction)
+        return prediction
+
+
 def bitext_candidate(
     raw: RawPair, rules: PairRules, lid: LanguageIdentifier, timed: Timed = untimed
 ) -> Candidate | Dropped:
@@ -134,13 +153,15 @@ def bitext_candidate(
     trg = prepare_text(raw.trg, rules.profile, rules.lowercase)
     row = bitext_row(raw, src, trg)
     dataset, group = raw.dataset, f"{row['anchor_lang']}-{row['positive_lang']}"
-    reason = check_bitext_length(row["anchor"], row["positive"], rules.lengths) or (
+    counts = (token_count(row["anchor"]), token_count(row["positive"]))
+    reason = check_bitext_length(row["anchor"], row["positive"], rules.lengths, counts) or (
         check_bitext_noise(
             row["anchor"], row["positive"], row["anchor_lang"], row["positive_lang"], rules.lengths
         )
     )
     if reason is None and rules.decontaminator is not None:
         reason = check_contamination(row["anchor"], row["positive"], rules.decontaminator)
+    seen = _Seen(lid)
     if reason is None:
         reason = timed(
             lambda: check_pair_languages(
@@ -148,12 +169,16 @@ def bitext_candidate(
                 row["anchor_lang"],
                 row["positive"],
                 row["positive_lang"],
-                lid,
+                seen,
                 rules.language,
             )
         )
     if reason is not None:
         return Dropped(reason, dataset, group, raw.key, row)
+    (anchor_lid, anchor_prob), (positive_lid, positive_prob) = seen.predictions
+    row["length_ratio"] = max(counts) / min(counts)
+    row["anchor_lid"], row["anchor_lid_prob"] = anchor_lid, anchor_prob
+    row["positive_lid"], row["positive_lid_prob"] = positive_lid, positive_prob
     order = (dataset, raw.origin_file, raw.origin_member or "", raw.origin_line, raw.origin_part)
     dedup = pair_key(row["anchor"], row["positive"])
     return Candidate(order, raw.key, dedup, dataset, group, row)
@@ -184,17 +209,19 @@ def paraphrase_candidate(
         reason = check_trigram_overlap(overlap, filters)
     if reason is None and rules.decontaminator is not None:
         reason = check_contamination(anchor, positive, rules.decontaminator)
+    seen = _Seen(lid)
     if reason is None:
         reason = timed(
             lambda: (
-                check_language(anchor, ENGLISH, lid, rules.language)
-                or check_language(positive, ENGLISH, lid, rules.language)
+                check_language(anchor, ENGLISH, seen, rules.language)
+                or check_language(positive, ENGLISH, seen, rules.language)
             )
         )
     if reason is not None:
         sides = {"anchor": anchor, "positive": positive, "score": raw.score}
         return Dropped(reason, dataset, group, raw.key, sides)
     row = paraphrase_row(raw, anchor, positive, overlap)
+    (_, row["anchor_lid_prob"]), (_, row["positive_lid_prob"]) = seen.predictions
     dedup = pair_key(anchor, positive, symmetric=True)
     order = (dataset, raw.origin_file, raw.origin_member or "", raw.origin_line)
     return Candidate(order, raw.key, dedup, dataset, group, row)

@@ -396,7 +396,10 @@ def token_count(text: str) -> int:
 
 
 def check_bitext_length(
-    src: str, trg: str, config: BitextFilterConfig = BitextFilterConfig()
+    src: str,
+    trg: str,
+    config: BitextFilterConfig = BitextFilterConfig(),
+    counts: tuple[int, int] | None = None,
 ) -> FilterReason | None:
     """Both sides have ``min_tokens``..``max_tokens`` tokens, and each side's own limits
     where they are set, in a ratio below the limit.
@@ -405,12 +408,15 @@ def check_bitext_length(
         src: one side (the anchor).
         trg: the other side (the positive).
         config: the limits.
+        counts: the sides' :func:`token_count`, when the caller has them (it keeps the
+            length ratio of the pairs it keeps).
 
     Returns:
         ``bitext_too_short``, ``bitext_too_long`` or ``bitext_length_ratio`` (checked in
         that order), else ``None``.
     """
-    counts = (token_count(src), token_count(trg))
+    if counts is None:
+        counts = (token_count(src), token_count(trg))
     if min(counts) < config.min_tokens or _below(
         counts, config.min_anchor_tokens, config.min_positive_tokens
     ):

@@ -154,7 +154,7 @@ class BitextPairs(beam.PTransform):
     predicts the declared language on both sides (P-SP; CT-XLMR-SE), deduplicated (one
     copy kept, see the module docstring) and, with ``max_pairs_per_lang``, sampled to that
     many pairs per (dataset, language pair): the pairs with the smallest seeded hash of
-    their text. Rows follow ``schemas/bitext.v1``.
+    their text. Rows follow ``schemas/bitext.v2``.
 
     Args:
         lengths: tokens per side.

@@ -92,7 +92,7 @@ class ParaphrasePairs(beam.PTransform):
     ``[min_mean_tokens, max_mean_tokens]``, score in ``[min_score, max_score]``, word-trigram
     overlap at most ``max_trigram_overlap`` (stored in the row), and both sides English by
     fastText; then one copy of each pair, in either order. Rows follow
-    ``schemas/paraphrase.v1``.
+    ``schemas/paraphrase.v2``.
 
     Args:
         filters: length, score and overlap limits.
