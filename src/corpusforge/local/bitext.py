@@ -104,6 +104,9 @@ MAX_PARTITIONS = 512
 """Open spill files at most (one per partition): past 8 GiB of input, partitions grow instead."""
 DEAD_ROWS = 10_000
 """Dead-letter rows held before they go to the writer's Arrow file."""
+SPILL_ROWS = 16_384
+"""Candidate rows gathered before they are split among the partition files: a split costs
+polars and Arrow about the same for a batch's rows as for eight."""
 PAIR_SORT_COLUMNS = ["_dedup", "anchor", "positive"]
 """A pair row's sort key in both builds: ``pair_key(anchor, positive)`` (the dedup key,
 symmetric for paraphrases), anchor, positive."""
@@ -383,23 +386,27 @@ def _filter_batch(
 def _table(job: PairJob, kept: list[Candidate]) -> pa.Table:
     schema = _candidate_schema(job.pair_schema)
     names = schema.names[: -len(META)]
-    seed, capped = job.seed, job.ranked
-    rows = [
-        (
-            *[c.row[name] for name in names],
-            c.dataset,
-            c.group,
-            c.dedup,
-            c.order[1],
-            c.order[2],
-            c.order[3],
-            c.order[4] if len(c.order) > 4 else 0,
-            cap_rank(seed, c.dataset, c.group, c.dedup)[0] if capped else 0,
-            placement((c.dedup, c.row["anchor"], c.row["positive"])),
-        )
-        for c in kept
+    seed = job.seed
+    # column by column: a tuple per row and their transposition cost more than the rows
+    rows = [c.row for c in kept]
+    orders = [c.order for c in kept]
+    columns: list[list[Any]] = [[row[name] for row in rows] for name in names]
+    columns += [
+        [c.dataset for c in kept],
+        [c.group for c in kept],
+        [c.dedup for c in kept],
+        [order[1] for order in orders],
+        [order[2] for order in orders],
+        [order[3] for order in orders],
+        [order[4] if len(order) > 4 else 0 for order in orders],
+        [cap_rank(seed, c.dataset, c.group, c.dedup)[0] for c in kept]
+        if job.ranked
+        else [0] * len(kept),
+        [
+            placement((c.dedup, row["anchor"], row["positive"]))
+            for c, row in zip(kept, rows, strict=True)
+        ],
     ]
-    columns = list(zip(*rows, strict=True)) if rows else [() for _ in schema]
     arrays = [pa.array(column, type=f.type) for column, f in zip(columns, schema, strict=True)]
     return pa.Table.from_arrays(arrays, schema=schema)
 
@@ -460,13 +467,27 @@ class _Partitions:
         os.makedirs(folder, exist_ok=True)
         self.partitions = partitions
         self._writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
+        self._held: list[pa.Table] = []
+        self._held_rows = 0
 
     def path(self, p: int) -> str:
         return os.path.join(self.folder, f"part-{p:05d}.arrow")
 
     def add(self, table: pa.Table) -> None:
+        """Hold ``table`` until ``SPILL_ROWS`` rows are held, then split them all (the rows
+        of a partition keep their order)."""
         if not table.num_rows:
             return
+        self._held.append(table)
+        self._held_rows += table.num_rows
+        if self._held_rows >= SPILL_ROWS:
+            self._spill()
+
+    def _spill(self) -> None:
+        if not self._held:
+            return
+        table = pa.concat_tables(self._held)
+        self._held, self._held_rows = [], 0
         frame = pl.from_arrow(table)
         assert isinstance(frame, pl.DataFrame)
         if self.partitions == 1:
@@ -484,6 +505,7 @@ class _Partitions:
         writer.write_table(table)
 
     def close(self) -> None:
+        self._spill()
         for writer in self._writers.values():
             writer.close()
 
