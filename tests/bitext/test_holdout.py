@@ -105,6 +105,20 @@ def test_validate_fails_on_a_tampered_heldout_file(tmp_path: Path) -> None:
     )
 
 
+def test_validate_finds_a_heldout_pair_among_the_training_pairs(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    inputs = tuple(write_fixtures(tmp_path / "in"))
+    out = tmp_path / "release"
+    bitext.build(BitextConfig(inputs=inputs, out=str(out), holdout=1))
+    held = pq.read_table(sorted((out / "heldout" / "mini" / "en-de").glob("*.parquet"))[0])
+    shard = sorted((out / "pairs" / "mini" / "en-de").glob("*.parquet"))[0]
+    pq.write_table(pa.concat_tables([pq.read_table(shard), held]), shard)
+    report = validate_release(out)
+    leaks = [f for f in report.failures if f.check == "heldout_leak"]
+    assert [(f.path, f.count) for f in leaks] == [(str(shard.relative_to(out)), 1)]
+
+
 def test_eval_bitext_reads_the_heldout_folder(tmp_path: Path) -> None:
     from corpusforge.commands.eval import app
 

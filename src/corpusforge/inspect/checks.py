@@ -47,6 +47,7 @@ class Check(enum.StrEnum):
     MIX_MISMATCH = "mix_mismatch"
     BENCHMARK_LEAK_ID = "benchmark_leak_id"
     BENCHMARK_LEAK_TEXT = "benchmark_leak_text"
+    HELDOUT_LEAK = "heldout_leak"
     ACCOUNTING_UNBALANCED = "accounting_unbalanced"
     ACCOUNTING_STALE = "accounting_stale"
 

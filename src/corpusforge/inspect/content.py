@@ -88,6 +88,8 @@ class ContentScan:
     _text_hits: dict[int, list[tuple[str, str, str]]] = field(
         default_factory=lambda: defaultdict(list)
     )
+    _heldout: list[np.ndarray] = field(default_factory=list)
+    _heldout_keys: np.ndarray | None = None
 
     def _stream(self, rel: str, columns: list[str]) -> Iterator[tuple[int, pa.RecordBatch]]:
         """(offset of the batch's first row, batch); a read error is reported, not raised."""
@@ -175,7 +177,16 @@ class ContentScan:
 
     # -- pairs --------------------------------------------------------------------------
 
+    def scan_heldout(self, rel: str) -> None:
+        """Keep the pair keys of a ``heldout/`` file (before the pair files are scanned), so
+        that a held-out pair found among the training pairs is reported."""
+        columns = self._columns(rel, ("dataset", "anchor", "positive"))
+        for _, batch in self._stream(rel, columns):
+            self._heldout.append(_pair_keys(batch))
+
     def scan_pairs(self, rel: str) -> None:
+        if self._heldout and self._heldout_keys is None:
+            self._heldout_keys = np.unique(np.concatenate(self._heldout))
         if self._ids is None:
             self._ids = np.unique(np.concatenate([np.empty(0, np.int64), *self._bench_ids]))
             self._texts = np.unique(
@@ -221,7 +232,23 @@ class ContentScan:
                     len(bad),
                     [f"row {offset + i}: {id_column}={ids[i]}" for i in bad],
                 )
-        self._pair_hashes[group].append(_pair_keys(batch))
+        keys = _pair_keys(batch)
+        self._pair_hashes[group].append(keys)
+        if self._heldout_keys is not None:
+            self._confirm_heldout(rel, offset, batch, np.isin(keys, self._heldout_keys))
+
+    def _confirm_heldout(
+        self, rel: str, offset: int, batch: pa.RecordBatch, hits: np.ndarray
+    ) -> None:
+        """Report the rows of a pair file whose key is a held-out pair's (64-bit hashes of
+        ``(dataset, anchor, positive)``: a collision is one in 2^64 per pair)."""
+        bad = np.flatnonzero(hits)
+        self.out.rows(
+            Check.HELDOUT_LEAK,
+            rel,
+            len(bad),
+            [f"row {offset + i}: anchor {_short(batch.column('anchor')[i].as_py())}" for i in bad],
+        )
 
     # -- confirming what hashes found ---------------------------------------------------
 

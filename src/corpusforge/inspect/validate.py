@@ -27,6 +27,8 @@ Each failure carries one of the stable names of :class:`Check`:
 - ``benchmark_leak_id`` / ``benchmark_leak_text``: a training pair whose anchor or positive
   is a benchmark tweet, by id (``query_id``, ``root_id``, ``candidate_ids``) or by cleaned
   text (``query``, ``candidates``);
+- ``heldout_leak``: a pair of ``heldout/`` (``--holdout``) that is also a training pair of
+  ``pairs/``, by ``(dataset, anchor, positive)``;
 - ``accounting_unbalanced``: an accounting identity that fails when recomputed from the
   manifest's ``counts``, ``datasets``, ``benchmarks`` and ``files``;
 - ``accounting_stale``: the manifest's stored identities or ``balanced`` flag disagree with
@@ -133,6 +135,9 @@ def validate_release(
     for rel, ref in readable.items():
         if ref.name == "benchmark" or rel.startswith("benchmarks/"):
             scanner.scan_benchmark(rel)
+    for rel in readable:
+        if rel.startswith(f"{HELDOUT}/"):
+            scanner.scan_heldout(rel)
     for rel in readable:
         if rel.startswith("pairs/"):
             scanner.scan_pairs(rel)
