@@ -17,7 +17,10 @@ stage's own, less what its worker processes hold):
 - **whole builds**: ``corpusforge twitter build`` from archive to published release, on the
   local engines (``--workers`` processes), on Beam's in-process runner and on Prism (Beam's
   portable runner, when ``scripts/prism.sh`` has built it; its Go process's memory is not in
-  the peak RSS);
+  the peak RSS) and on Flink (``--runner flink``, when ``scripts/flink.sh`` has built the job
+  server: on the standalone cluster whose REST address ``$CORPUSFORGE_FLINK_MASTER`` names,
+  at parallelism 2, else on Flink embedded in the job server; LOOPBACK workers, so the
+  Python work is in the peak RSS and the JVMs are not);
 
 and prints lines/s, the ratio extract/ceiling, the local extract's speed-up on ``workers``
 processes, the local whole build over each ceiling, tweets/s for pairing and peak RSS.
@@ -51,6 +54,7 @@ import orjson
 from corpusforge.local.machine import default_workers, process_context
 
 MONTH_LINES = 140_000_000
+FLINK_MASTER_ENV = "CORPUSFORGE_FLINK_MASTER"
 SCALING_QUERIES = 100
 
 
@@ -228,8 +232,9 @@ def whole_build(archive: str, runner: str, workers: int | None = None) -> int:
     Args:
         archive: the archive.
         runner: ``local`` (the default engines), ``beam`` (both Beam pipelines on the
-            in-process runner) or ``prism`` (both on Prism, started by Beam from the binary
-            ``scripts/prism.sh`` built, workers in this process).
+            in-process runner), ``prism`` (both on Prism, started by Beam from the binary
+            ``scripts/prism.sh`` built, workers in this process) or ``flink`` (both on Flink
+            through the job server ``scripts/flink.sh`` built: see :func:`flink_args`).
         workers: the local engine's processes (``--workers``; ``None``: one per core).
     """
     from corpusforge.builds import twitter as tb
@@ -237,7 +242,7 @@ def whole_build(archive: str, runner: str, workers: int | None = None) -> int:
     from corpusforge.inspect.card import write_card
 
     engine = "local" if runner == "local" else "beam"
-    beam_args = ["--runner=prism"] if runner == "prism" else []
+    beam_args = {"prism": ["--runner=prism"], "flink": flink_args()}.get(runner, [])
     with tempfile.TemporaryDirectory(prefix="corpusforge-bench-build-") as folder:
         config = TwitterConfig(
             inputs=(archive,),
@@ -414,6 +419,13 @@ def run_bench(
         )
     else:
         report["prism"] = "not built: bash scripts/prism.sh"
+    if flink_available():
+        master = os.environ.get(FLINK_MASTER_ENV)
+        where = f"a Flink cluster at {master}, parallelism 2" if master else "embedded Flink"
+        stage = f"whole build (Beam on {where})"
+        builds.append(measure(stage, whole_build, (archive, "flink"), "lines", runs))
+    else:
+        report["flink"] = "not built: bash scripts/flink.sh"
     stages = (a, an, b, b0, b2, el, el1, eln, e, pf, p, pb, *builds)
     report["stages"] = [m.__dict__ | {"rate": m.rate} for m in stages]
     report["local_pairs_over_beam"] = p.rate / pb.rate
@@ -444,6 +456,25 @@ def prism_available() -> bool:
     except PrismNotFoundError:
         return False
     return True
+
+
+def flink_available() -> bool:
+    """Whether the Flink job server jar is there for the ``flink`` whole build."""
+    from corpusforge.flink import FlinkNotFoundError, locate_job_server
+
+    try:
+        locate_job_server()
+    except FlinkNotFoundError:
+        return False
+    return True
+
+
+def flink_args() -> list[str]:
+    """The ``flink`` whole build's Beam flags: ``--runner=flink``, with the cluster of
+    ``$CORPUSFORGE_FLINK_MASTER`` at parallelism 2 where it is set (else embedded Flink)."""
+    master = os.environ.get(FLINK_MASTER_ENV)
+    cluster = [f"--flink_master={master}", "--parallelism=2"] if master else []
+    return ["--runner=flink", *cluster]
 
 
 def _scaling(

@@ -65,6 +65,8 @@ def bench(
     console.print(f"local pair engine / Beam pair stage: {report['local_pairs_over_beam']:.2f}")
     if "prism" in report:
         console.print(f"whole build on Prism: {report['prism']}")
+    if "flink" in report:
+        console.print(f"whole build on Flink: {report['flink']}")
     console.print(
         f"extract / ceiling: {report['extract_over_ceiling']:.2f} (functions, 2 decoder "
         f"threads), {report['extract_1_thread_over_ceiling']:.2f} (1 thread), "

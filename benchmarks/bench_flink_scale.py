@@ -1,0 +1,306 @@
+"""Does the Twitter build scale out on Flink? Memory per process and time per line at 1x-16x.
+
+    .venv/bin/python benchmarks/bench_flink_scale.py [--tweets 20000] [--scales 1 4 16] \\
+        [--master localhost:PORT] [--workdir DIR] [--runs 1]
+
+Inputs: ``max(scales)`` distinct day archives, ``corpusforge synth twitter --out
+twitter-stream-2021-01-DD.zip --tweets N --layout zip-2020 --seed DD --start 2021-01-DD``,
+written once into ``--workdir`` (reused); scale ``s`` builds the first ``s`` of them.
+
+Each scale is built twice, each in a fresh output folder:
+
+- **flink**: ``corpusforge twitter build ARCHIVES --runner flink --flink_master MASTER
+  --parallelism=2`` with ``EXTERNAL`` SDK workers from a Beam worker pool this script starts
+  (its venv first on ``PATH``), on the standalone cluster of ``--master`` or one that
+  ``scripts/flink-cluster.sh start`` starts in a folder of its own (one TaskManager, 2 slots);
+- **local**: the same command without a runner (the local engine, ``--workers 2``).
+
+Every 0.5 s the proportional set size (PSS, ``/proc/<pid>/smaps_rollup``) is read of every
+Python SDK worker process below the worker pool, of each TaskManager JVM, of the driver
+command (and for the local engine, of its process tree summed); a peak shorter than that may
+be missed. Prints, per scale and engine: lines read, wall seconds, seconds and core-seconds
+(x 2 cores) per million lines, the peak PSS of the largest SDK worker and the number of
+workers seen, the TaskManager's and the driver's, and whether the release equals the local
+engine's (every file but the runner named in the manifest and the card); then the ratios
+16x/1x the issue's acceptance reads (memory flat within 25 %, time per million lines not
+growing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import _builds
+
+REPO = Path(__file__).resolve().parents[1]
+CORES = 2
+SAMPLE_SECONDS = 0.5
+ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)]),
+    "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    "COLUMNS": "200",
+}
+
+
+@dataclass
+class Peaks:
+    """Peak PSS in MiB by role, sampled on a thread while a build runs."""
+
+    driver: int
+    pool: int | None
+    taskmanagers: list[int]
+    driver_mb: float = 0.0
+    tree_mb: float = 0.0
+    worker_mb: float = 0.0
+    workers_seen: set[int] = field(default_factory=set)
+    taskmanager_mb: float = 0.0
+
+    def __post_init__(self) -> None:
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        while not self._done.wait(SAMPLE_SECONDS):
+            self.driver_mb = max(self.driver_mb, _builds._pss_mb(self.driver))
+            tree = sum(_builds._pss_mb(pid) for pid in _builds._tree(self.driver))
+            self.tree_mb = max(self.tree_mb, tree)
+            if self.pool is not None:
+                for pid in _builds._tree(self.pool)[1:]:  # the SDK workers the pool started
+                    self.workers_seen.add(pid)
+                    self.worker_mb = max(self.worker_mb, _builds._pss_mb(pid))
+            for pid in self.taskmanagers:
+                self.taskmanager_mb = max(self.taskmanager_mb, _builds._pss_mb(pid))
+
+
+@dataclass(frozen=True)
+class Row:
+    scale: int
+    engine: str
+    lines: int
+    wall: float
+    peaks: Peaks
+    same_as_local: str
+
+    @property
+    def s_per_mline(self) -> float:
+        return self.wall / (self.lines / 1e6)
+
+
+def make_archives(folder: Path, tweets: int, days: int) -> list[str]:
+    """``days`` distinct day archives of ``tweets`` tweets each (reused when there)."""
+    archives = []
+    for day in range(1, days + 1):
+        path = folder / f"twitter-stream-2021-01-{day:02d}.zip"
+        if not path.exists():
+            command = [_builds.COMMAND, "synth", "twitter", "--out", str(path) + ".tmp"]
+            command += ["--tweets", str(tweets), "--layout", "zip-2020", "--seed", str(day)]
+            command += ["--start", f"2021-01-{day:02d}", "--no-truth"]
+            subprocess.run(command, check=True, capture_output=True, env=ENV)
+            os.replace(str(path) + ".tmp", path)
+        archives.append(str(path))
+    return archives
+
+
+@contextmanager
+def cluster(master: str | None) -> Iterator[tuple[str, list[int]]]:
+    """The REST address of the cluster and its TaskManager pids: ``master``'s (pids found by
+    their command line), or a cluster started for this run and stopped after."""
+    if master:
+        pids = [
+            int(p)
+            for p in os.listdir("/proc")
+            if p.isdigit() and b"TaskManagerRunner" in _cmdline(int(p))
+        ]
+        yield master, pids
+        return
+    with tempfile.TemporaryDirectory(prefix="bench-flink-cluster-") as run:
+        env = {**ENV, "CORPUSFORGE_FLINK_RUN": run}
+        script = str(REPO / "scripts" / "flink-cluster.sh")
+        started = subprocess.run(
+            ["bash", script, "start"], env=env, capture_output=True, text=True, check=True
+        )
+        try:
+            pids = [int((Path(run) / "taskmanager.pid").read_text())]
+            yield started.stdout.strip().splitlines()[-1], pids
+        finally:
+            subprocess.run(["bash", script, "stop"], env=env, check=False)
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+@contextmanager
+def worker_pool() -> Iterator[tuple[str, int]]:
+    """Beam's worker pool with this venv first on ``PATH``; (address, pid)."""
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        port = int(s.getsockname()[1])
+    command = [sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main"]
+    proc = subprocess.Popen(
+        [*command, f"--service_port={port}"],
+        env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while socket.socket().connect_ex(("localhost", port)) != 0:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("the Beam worker pool did not start")
+            time.sleep(0.2)
+        yield f"localhost:{port}", proc.pid
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def build(
+    archives: list[str], out: Path, flags: list[str], pool: int | None, taskmanagers: list[int]
+) -> tuple[float, int, Peaks]:
+    """One ``corpusforge twitter build``; (wall seconds, lines read, peaks)."""
+    command = [_builds.COMMAND, "twitter", "build", *archives, "--out", str(out), *flags]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        command, cwd=REPO, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    peaks = Peaks(proc.pid, pool, taskmanagers)
+    _, stderr = proc.communicate()
+    wall = time.perf_counter() - start
+    peaks.stop()
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(command)} exited {proc.returncode}:\n{stderr[-3000:]}")
+    manifest = json.loads((out / "manifest.json").read_text())
+    return wall, int(manifest["counts"]["lines_read"]), peaks
+
+
+def release_files(out: Path) -> dict[str, bytes]:
+    """Every file of a release; the manifest without its runner, the card without the line
+    naming it."""
+    files = {}
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        if path == out / "manifest.json":
+            manifest = json.loads(data)
+            manifest.pop("runner", None)
+            data = json.dumps(manifest, sort_keys=True).encode()
+        elif path == out / "README.md":
+            data = b"\n".join(x for x in data.split(b"\n") if b"Beam runner" not in x)
+        files[str(path.relative_to(out))] = data
+    return files
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tweets", type=int, default=20_000, help="tweets per day archive")
+    parser.add_argument("--scales", type=int, nargs="+", default=[1, 4, 16])
+    parser.add_argument("--master", help="REST address of a running cluster")
+    parser.add_argument("--workdir", help="folder for the archives (reused)")
+    parser.add_argument("--runs", type=int, default=1, help="runs per scale and engine")
+    args = parser.parse_args()
+    folder = Path(args.workdir or tempfile.mkdtemp(prefix="bench-flink-scale-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    archives = make_archives(folder, args.tweets, max(args.scales))
+    print(f"{len(archives)} day archives of {args.tweets:,} tweets in {folder} "
+          f"({time.perf_counter() - start:.0f} s)", flush=True)  # fmt: skip
+    rows: list[Row] = []
+    with cluster(args.master) as (master, taskmanagers), worker_pool() as (pool, pool_pid):
+        flink = ["--runner", "flink", f"--flink_master={master}", "--parallelism=2"]
+        flink += ["--environment_type=EXTERNAL", f"--environment_config={pool}"]
+        for scale in args.scales:
+            inputs = archives[:scale]
+            for _ in range(args.runs):
+                with tempfile.TemporaryDirectory(prefix="bench-flink-scale-out-") as outs:
+                    local_out, flink_out = Path(outs) / "local" / "r", Path(outs) / "flink" / "r"
+                    wall, lines, peaks = build(inputs, local_out, ["--workers", "2"], None, [])
+                    rows.append(Row(scale, "local", lines, wall, peaks, "-"))
+                    print(_line(rows[-1]), flush=True)
+                    wall, lines, peaks = build(inputs, flink_out, flink, pool_pid, taskmanagers)
+                    same = release_files(local_out) == release_files(flink_out)
+                    rows.append(Row(scale, "flink", lines, wall, peaks, "yes" if same else "NO"))
+                    print(_line(rows[-1]), flush=True)
+    print()
+    print("| scale | engine | lines | wall s | s / M lines | core-s / M lines | largest SDK "
+          "worker PSS MiB (workers) | TaskManager PSS MiB | driver PSS MiB | tree PSS MiB | "
+          "same bytes |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for row in _medians(rows):
+        print(_table_row(row))
+    _acceptance(_medians(rows), args.scales)
+
+
+def _line(row: Row) -> str:
+    p = row.peaks
+    return (
+        f"{row.scale}x {row.engine}: {row.lines:,} lines in {row.wall:.1f} s "
+        f"({row.s_per_mline:.0f} s per million lines); SDK worker {p.worker_mb:.0f} MiB "
+        f"({len(p.workers_seen)} workers), TaskManager {p.taskmanager_mb:.0f} MiB, driver "
+        f"{p.driver_mb:.0f} MiB, tree {p.tree_mb:.0f} MiB; same bytes as local: "
+        f"{row.same_as_local}"
+    )
+
+
+def _medians(rows: list[Row]) -> list[Row]:
+    """One row per (scale, engine): the run of median wall time."""
+    grouped: dict[tuple[int, str], list[Row]] = {}
+    for row in rows:
+        grouped.setdefault((row.scale, row.engine), []).append(row)
+    out = []
+    for group in grouped.values():
+        group.sort(key=lambda r: r.wall)
+        out.append(group[len(group) // 2])
+    return out
+
+
+def _table_row(row: Row) -> str:
+    p = row.peaks
+    flink = row.engine == "flink"
+    worker = f"{p.worker_mb:.0f} ({len(p.workers_seen)})" if flink else "-"
+    taskmanager = f"{p.taskmanager_mb:.0f}" if flink else "-"
+    cells = [
+        f"{row.scale}x", row.engine, f"{row.lines:,}", f"{row.wall:.1f}",
+        f"{row.s_per_mline:.0f}", f"{row.s_per_mline * CORES:.0f}", worker, taskmanager,
+        f"{p.driver_mb:.0f}", f"{p.tree_mb:.0f}", row.same_as_local,
+    ]  # fmt: skip
+    return "| " + " | ".join(cells) + " |"
+
+
+def _acceptance(rows: list[Row], scales: list[int]) -> None:
+    by = {(r.scale, r.engine): r for r in rows}
+    low, high = min(scales), max(scales)
+    for engine in ("flink", "local"):
+        a, b = by.get((low, engine)), by.get((high, engine))
+        if a is None or b is None:
+            continue
+        figures = [f"time per million lines {b.s_per_mline / a.s_per_mline:.2f}"]
+        if engine == "flink":
+            figures.append(f"largest SDK worker {b.peaks.worker_mb / a.peaks.worker_mb:.2f}")
+            figures.append(f"TaskManager {b.peaks.taskmanager_mb / a.peaks.taskmanager_mb:.2f}")
+        else:
+            figures.append(f"tree PSS {b.peaks.tree_mb / a.peaks.tree_mb:.2f}")
+        print(f"{engine} {high}x / {low}x: " + ", ".join(figures))
+
+
+if __name__ == "__main__":
+    main()
