@@ -11,8 +11,9 @@ pipeline runs on a synthetic archive at parallelism 2 while the test kills, with
   manifest aside); the job's exception history names the lost TaskManager;
 - an SDK worker process of an ``EXTERNAL`` worker pool: the task fails, Flink restarts the job,
   the pool starts a new worker, and the release is again the local engine's;
-- the same with ``--number_of_execution_retries=0`` (no restart for this job): the build ends
-  with one line, exit 1, nothing published, and the previous release stays whole.
+- the worker pool itself and its workers (a sidecar gone): the restarts find no pool and are
+  spent; the build ends with one line, exit 1, nothing published, and the previous release
+  stays whole.
 
 The worker killed is one that has connected to the runner: one killed while it starts hangs
 the job (Beam's runner waits for it for ever). ``LOOPBACK`` workers are threads of the
@@ -22,6 +23,7 @@ Marked ``flink`` (``.ci/run`` requires them).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -176,10 +178,10 @@ def _connected(pid: int) -> bool:
         return False
 
 
-def _kill_a_connected_worker(pool: subprocess.Popen[bytes], build: subprocess.Popen[str]) -> bool:
+def _kill_connected_workers(pool: subprocess.Popen[bytes], build: subprocess.Popen[str]) -> bool:
     """SIGKILL the first SDK worker of ``pool`` that has been connected to the runner for 2 s,
-    while ``build`` runs. (One killed before it connects hangs the job: Beam's runner waits for
-    it for ever, logging ``Still waiting for startup of environment``.)"""
+    while ``build`` runs. (One killed before it connects hangs the job: Beam's runner waits
+    for it for ever, logging ``Still waiting for startup of environment``.)"""
     seen: dict[int, float] = {}
     while build.poll() is None:
         now = time.monotonic()
@@ -223,18 +225,19 @@ def test_a_killed_sdk_worker_is_restarted_and_the_release_is_the_local_one(
     with _worker_pool() as (pool_address, pool):
         external = ["--environment_type=EXTERNAL", f"--environment_config={pool_address}"]
         build = _start(archive, out, *_on_cluster(cluster, *external))
-        killed = _kill_a_connected_worker(pool, build)
+        killed = _kill_connected_workers(pool, build)
         _finish(build)
     assert killed, "the build ended before any SDK worker had been connected for 2 s"
     assert len(_restarted_jobs(cluster)) > failed_over, "no job on the cluster failed over"
     assert _differences(_release_files(local_release), _release_files(out)) == []
 
 
-def test_without_restarts_a_killed_sdk_worker_fails_the_build_in_one_line(
-    cluster: Cluster, archive: list[str], local_release: Path, tmp_path: Path
+def test_a_killed_worker_pool_fails_the_build_in_one_line(
+    cluster: Cluster, archive: list[str], tmp_path: Path
 ) -> None:
-    """``--number_of_execution_retries=0``: the job fails at the first lost worker; exit 1,
-    one line, nothing published, the previous release whole."""
+    """The worker pool killed with its workers mid-job (a sidecar gone): each restart asks
+    the pool for a worker in vain, the restarts are spent and the job fails; exit 1, one
+    line, nothing published, the previous release whole."""
     out = tmp_path / "release"
     _finish(_start(archive, out))  # the previous release, by the local engine
     before = _release_files(out)
@@ -242,10 +245,15 @@ def test_without_restarts_a_killed_sdk_worker_fails_the_build_in_one_line(
         flags = _on_cluster(
             cluster,
             "--environment_type=EXTERNAL", f"--environment_config={pool_address}",
-            "--number_of_execution_retries=0", "--min_chars=30",
+            "--min_chars=30",
         )  # fmt: skip
         build = _start(archive, out, *flags)
-        killed = _kill_a_connected_worker(pool, build)
+        workers = _children(pool.pid)
+        killed = _kill_connected_workers(pool, build)
+        if killed:
+            for pid in (pool.pid, *workers, *_children(pool.pid)):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
         stderr = _finish(build, code=1)
     assert killed, "the build ended before any SDK worker had been connected for 2 s"
     last = stderr.strip().splitlines()[-1]
