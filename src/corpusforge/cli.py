@@ -293,6 +293,24 @@ def report(exc: BaseException) -> int:
     return status
 
 
+CLICK_ERRORS: Any = importlib.import_module(typer.BadParameter.__module__)
+"""The exceptions of the click that typer runs on (typer 0.2x carries its own copy)."""
+
+
+def usage_error(exc: Any) -> int:
+    """A usage error (an unknown option, a value a flag refuses) as the one ``error:`` line,
+    naming the help page to read; its exit status (2).
+
+    Args:
+        exc: what the command line parser raised.
+    """
+    text = one_line(Exception(exc.format_message()))
+    ctx = getattr(exc, "ctx", None)
+    hint = f" ({ctx.command_path} --help)" if ctx is not None else ""
+    print(f"error: {text}{hint}", file=sys.stderr, flush=True)
+    return exc.exit_code
+
+
 POLARS_ALLOCATOR = ("_RJEM_MALLOC_CONF", "dirty_decay_ms:0,muzzy_decay_ms:0")
 """polars' allocator (jemalloc) and the setting the command gives it, unless the environment
 already does: return freed pages to the system at once. jemalloc's default keeps them about
@@ -307,13 +325,22 @@ def main() -> None:
     os.environ.setdefault(*POLARS_ALLOCATOR)
     install_interrupts()
     try:
-        app()
+        status = app(standalone_mode=False)
+    except CLICK_ERRORS.ClickException as exc:
+        if isinstance(exc, CLICK_ERRORS.NoArgsIsHelpError):
+            exc.show()  # no arguments: the help page, as typer's standalone mode prints it
+            status = exc.exit_code
+        else:
+            status = usage_error(exc)
+    except typer.Abort:
+        print("error: aborted", file=sys.stderr, flush=True)
+        status = 1
     except (Exception, Interrupted, KeyboardInterrupt) as exc:
         status = report(exc)
-        sys.exit(status)
     finally:
         # The command has closed and published everything it wrote. At exit the interpreter
         # would still run full garbage collections over every object it imported (about
         # 0.2 s after a build, most of a small build's exit); frozen objects are left out
         # of them. atexit handlers still run, and objects still go when their count drops.
         gc.freeze()
+    sys.exit(status if isinstance(status, int) else 0)

@@ -244,13 +244,19 @@ class Reporter:
         self._progress.start()
 
     def stop(self) -> None:
-        """End the last stage, remove the bars and print the summary table."""
+        """End the last stage, remove the bars and print the summary table (none when
+        nothing was reported: a build refused before its first stage ends in its one line)."""
         with self._lock:
             now = self._clock()
             if self._stages and self._stages[-1].end is None:
                 self._stages[-1].end = now
-        self._progress.stop()
-        self.console.print(summary_table(self.summary()))
+            reported = bool(self._stages or self._archives)
+        if reported:
+            self._progress.stop()
+            self.console.print(summary_table(self.summary()))
+        else:
+            with self.console.capture():  # the bars' last (empty) frame: not even a newline
+                self._progress.stop()
 
     def archives_planned(self, n: int) -> None:
         with self._lock:

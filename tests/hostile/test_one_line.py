@@ -251,3 +251,36 @@ def test_a_dataset_flag_that_is_no_folder_name_is_refused(tmp_path: Path) -> Non
     assert proc.returncode == 2
     assert "--dataset" in proc.stderr and "folder" in proc.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("twitter", "build", "x.zip", "--out", "rel", "--memory-limit", "200"), "--memory-limit"),
+        (("validate",), "Missing argument"),
+        (("validate", "no-such-folder"), "is not a directory"),
+        (("no-such-command",), "No such command"),
+    ],
+)
+def test_a_usage_error_is_one_line_naming_the_help(
+    tmp_path: Path, args: tuple[str, ...], says: str
+) -> None:
+    """A value a flag refuses, a missing argument, an unknown command: one line, exit 2, and
+    the help page to read (the parser's usage box was six lines)."""
+    line = one_error_line(corpusforge(*args, cwd=tmp_path), 2)
+    assert says in line and line.endswith("--help)")
+    assert not (tmp_path / "rel").exists()
+
+
+def test_a_budget_below_the_floor_prints_no_empty_summary(tmp_path: Path) -> None:
+    """A Twitter build refused before its first stage prints its one line, not an empty run
+    summary above it."""
+    archive = tmp_path / "day.zip"
+    write_synthetic_archive(archive, tweets=200, layout="zip-2020")
+    line = one_error_line(
+        corpusforge(
+            "twitter", "build", str(archive), "--out", "rel", "--memory-limit", "260", cwd=tmp_path
+        ),
+        2,
+    )
+    assert "below the" in line
