@@ -93,7 +93,8 @@ def memory_limit_setting() -> Any:
     """``--memory-limit``: the memory the local engine plans its work for."""
     return setting(
         None,
-        help="memory the local engine sizes its partitions for (0: half of this machine's)",
+        help="memory the whole local build may use, its workers included: it sizes the "
+        "partitions and starts only the workers that fit (0: half of this machine's)",
         unit="MiB",
         zero_is_none=True,
     )
