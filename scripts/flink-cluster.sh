@@ -36,12 +36,14 @@ java_opens=(
 )
 
 # A TaskManager JVM, sized as the memory settings of flink-conf.yaml add up (heap 512m,
-# direct 512m: framework off-heap and network); NAME names its pid file and logs; extra
-# -Dkey=value arguments override the configuration.
+# direct 768m: framework and task off-heap, network; Beam's gRPC channels to the SDK workers
+# take task off-heap memory: with none, 16 day archives failed with "OutOfMemoryError: Direct
+# buffer memory"); NAME names its pid file and logs; extra -Dkey=value arguments override the
+# configuration.
 taskmanager() {  # taskmanager NAME [-Dkey=value...]
   local name=$1 log=$run/log
   shift
-  nohup java "${java_opens[@]}" -Xmx512m -Xms512m -XX:MaxDirectMemorySize=512m \
+  nohup java "${java_opens[@]}" -Xmx512m -Xms512m -XX:MaxDirectMemorySize=768m \
     -XX:MaxMetaspaceSize=256m -Dlog.file="$log/$name.log" -cp "$lib/*" \
     org.apache.flink.runtime.taskexecutor.TaskManagerRunner --configDir "$run/conf" "$@" \
     > "$log/$name.out" 2>&1 < /dev/null &
@@ -111,7 +113,7 @@ taskmanager.cpu.cores: 2.0
 taskmanager.memory.framework.heap.size: 128m
 taskmanager.memory.task.heap.size: 384m
 taskmanager.memory.framework.off-heap.size: 128m
-taskmanager.memory.task.off-heap.size: 0b
+taskmanager.memory.task.off-heap.size: 256m
 taskmanager.memory.managed.size: 256m
 taskmanager.memory.network.min: 384m
 taskmanager.memory.network.max: 384m
