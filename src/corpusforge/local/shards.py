@@ -95,7 +95,13 @@ class FrameShards:
             for shard, frame in enumerate(self._shards(dest, num_shards)):
                 if frame.height:
                     path = os.path.join(dest, shard_name(shard, num_shards))
-                    files.append(self._write(path, frame.sort(self._sort_columns)))
+                    # one copy of the shard at a time: each is let go once the next is made
+                    frame = frame.sort(self._sort_columns).select(self._names)
+                    table = frame.to_arrow()
+                    del frame
+                    table = self._typed(table)
+                    files.append(write_table(path, table))
+                    del table
             os.remove(self._paths[dest])
         return files
 
@@ -140,10 +146,9 @@ class FrameShards:
             yield pl.concat(list(self._frames(path)))
             os.remove(path)
 
-    def _write(self, path: str, frame: pl.DataFrame) -> dict[str, Any]:
-        table = frame.select(self._names).to_arrow()
-        table = pa.Table.from_arrays(
+    def _typed(self, table: pa.Table) -> pa.Table:
+        """``table`` (the schema's columns, as polars made them) in the schema's types."""
+        return pa.Table.from_arrays(
             [table.column(i).cast(f.type).combine_chunks() for i, f in enumerate(self._schema)],
             schema=self._schema,
         )
-        return write_table(path, table)
