@@ -11,9 +11,8 @@ pipeline runs on a synthetic archive at parallelism 2 while the test kills, with
   manifest aside); the job's exception history names the lost TaskManager;
 - an SDK worker process of an ``EXTERNAL`` worker pool: the task fails, Flink restarts the job,
   the pool starts a new worker, and the release is again the local engine's;
-- the worker pool itself and its workers (a sidecar gone): the restarts find no pool and are
-  spent; the build ends with one line, exit 1, nothing published, and the previous release
-  stays whole.
+- the worker pool itself (a sidecar gone): the restarts find no pool and are spent; the
+  build ends with one line, exit 1, nothing published, and the previous release stays whole.
 
 The worker killed is one that has connected to the runner: one killed while it starts hangs
 the job (Beam's runner waits for it for ever). ``LOOPBACK`` workers are threads of the
@@ -23,7 +22,6 @@ Marked ``flink`` (``.ci/run`` requires them).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -238,9 +236,9 @@ def test_a_killed_sdk_worker_is_restarted_and_the_release_is_the_local_one(
 def test_a_killed_worker_pool_fails_the_build_in_one_line(
     cluster: Cluster, archive: list[str], tmp_path: Path
 ) -> None:
-    """The worker pool killed with its workers mid-job (a sidecar gone): each restart asks
-    the pool for a worker in vain, the restarts are spent and the job fails; exit 1, one
-    line, nothing published, the previous release whole."""
+    """The worker pool killed (a sidecar gone): each attempt asks the pool for a worker in
+    vain, the restarts are spent and the job fails; exit 1, one line, nothing published, the
+    previous release whole."""
     out = tmp_path / "release"
     _finish(_start(archive, out))  # the previous release, by the local engine
     before = _release_files(out)
@@ -250,17 +248,12 @@ def test_a_killed_worker_pool_fails_the_build_in_one_line(
             "--environment_type=EXTERNAL", f"--environment_config={pool_address}",
             "--min_chars=30",
         )  # fmt: skip
-        build = _start(archive, out, *flags)
-        workers = _children(pool.pid)
-        # The first worker, at the start of the job: one killed near its end may have done
-        # its share already, and the job then needs no other.
-        killed = _kill_connected_workers(pool, build, after=1.0)
-        if killed:
-            for pid in (pool.pid, *workers, *_children(pool.pid)):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-        stderr = _finish(build, code=1)
-    assert killed, "the build ended before any SDK worker had been connected for 1 s"
+        # Killed as the build starts, before the job asks it for a worker: a worker killed
+        # before it connects would hang the job, and one killed near the job's end may have
+        # done its share (run in this module after the other tests, the job then finished).
+        os.kill(pool.pid, signal.SIGKILL)
+        pool.wait(timeout=30)
+        stderr = _finish(_start(archive, out, *flags), code=1)
     last = stderr.strip().splitlines()[-1]
     assert last.startswith("error: the Beam job failed on FlinkRunner: "), last
     assert last.endswith("; nothing was published")
