@@ -30,7 +30,6 @@ from corpusforge.flink import (
     built_job_server,
     locate_job_server,
 )
-from corpusforge.synth.twitter import write_synthetic_archive
 from tests.bitext.test_build_paranmt import write_paranmt
 from tests.portable.test_prism_service import (
     ENV,
@@ -41,6 +40,7 @@ from tests.portable.test_prism_service import (
     _release_files,
     _service,
     _worker_pool,
+    pipeline_inputs,
 )
 
 pytestmark = pytest.mark.flink
@@ -84,28 +84,7 @@ def flink_master() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory, realdata: Path) -> dict[str, list[str]]:
     """Each pipeline's entry point and flags: the inputs of ``tests/portable``."""
-    root = tmp_path_factory.mktemp("inputs")
-    synthetic = root / "twitter-stream-2021-01-02.zip"
-    write_synthetic_archive(synthetic, tweets=3_000, layout="zip-2020", seed=11)
-    tatoeba = realdata / "tatoeba-laser-v1"
-    twitter = realdata / "twitter-archive-2021-01-01" / "twitter-stream-2021-01-01.zip"
-    return {
-        "twitter-real": [
-            "pipelines.twitter_pairs", "--input", str(twitter), "--benchmark_queries=5",
-        ],
-        "twitter-synthetic": [
-            "pipelines.twitter_pairs", "--input", str(synthetic), "--benchmark_queries=5",
-        ],
-        "bitext-real": [
-            "pipelines.bitext_pairs",
-            "--input", str(tatoeba / "tatoeba.deu-eng.deu"),
-            "--input", str(tatoeba / "tatoeba.deu-eng.eng"),
-            "--dataset", "Tatoeba",
-        ],
-        "paranmt": [
-            "pipelines.paranmt_pairs", "--input", write_paranmt(root / "para-nmt-sample.txt.gz"),
-        ],
-    }  # fmt: skip
+    return pipeline_inputs(tmp_path_factory.mktemp("inputs"), realdata)
 
 
 @pytest.fixture(scope="module")

@@ -113,7 +113,12 @@ def worker_pool() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory, realdata: Path) -> dict[str, list[str]]:
-    root = tmp_path_factory.mktemp("inputs")
+    return pipeline_inputs(tmp_path_factory.mktemp("inputs"), realdata)
+
+
+def pipeline_inputs(root: Path, realdata: Path) -> dict[str, list[str]]:
+    """Each pipeline's entry point and flags, on the real samples and a synthetic archive
+    written under ``root`` (the runner tests here and in ``tests/flink`` share them)."""
     synthetic = root / "twitter-stream-2021-01-02.zip"
     write_synthetic_archive(synthetic, tweets=3_000, layout="zip-2020", seed=11)
     tatoeba = realdata / "tatoeba-laser-v1"

@@ -152,3 +152,11 @@ def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> 
         text=True,
         timeout=timeout,
     )
+
+
+def twitter(archive: Path, out: str, seed: int = 0) -> list[str]:
+    """The command line of a small Twitter build of ``archive`` into ``out``."""
+    return [
+        "twitter", "build", str(archive), "--out", out,
+        "--benchmark-queries", "5", "--seed", str(seed), "--quiet",
+    ]  # fmt: skip

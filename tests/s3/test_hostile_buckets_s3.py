@@ -26,7 +26,7 @@ from corpusforge.release.publish import RELEASE_ENTRIES, ReleaseError
 from corpusforge.release.s3 import Bucket, Location
 from corpusforge.synth.twitter import write_synthetic_archive
 
-from .conftest import REPO, SECRET, S3Server, cli, free_port, start_versitygw, stop
+from .conftest import REPO, SECRET, S3Server, cli, free_port, start_versitygw, stop, twitter
 
 pytestmark = pytest.mark.s3
 
@@ -39,13 +39,6 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("in") / "twitter-stream-2021-01-01.zip"
     write_synthetic_archive(path, tweets=2_000, layout="zip-2020", seed=3)
     return path
-
-
-def twitter(archive: Path, out: str, seed: int = 0) -> list[str]:
-    return [
-        "twitter", "build", str(archive), "--out", out,
-        "--benchmark-queries", "5", "--seed", str(seed), "--quiet",
-    ]  # fmt: skip
 
 
 def readers(uri: str, tmp_path: Path) -> list[tuple[str, ...]]:

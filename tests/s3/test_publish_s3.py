@@ -19,7 +19,7 @@ import pytest
 from corpusforge.release import objectstore
 from corpusforge.synth.twitter import write_synthetic_archive
 
-from .conftest import ACCESS, REPO, SECRET, S3Server, cli
+from .conftest import ACCESS, REPO, SECRET, S3Server, cli, twitter
 
 pytestmark = pytest.mark.s3
 
@@ -31,13 +31,6 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("in") / "twitter-stream-2021-01-01.zip"
     write_synthetic_archive(path, tweets=3_000, layout="zip-2020", seed=3)
     return path
-
-
-def twitter(archive: Path, out: str, seed: int = 0) -> list[str]:
-    return [
-        "twitter", "build", str(archive), "--out", out,
-        "--benchmark-queries", "5", "--seed", str(seed), "--quiet",
-    ]  # fmt: skip
 
 
 def files(folder: Path) -> dict[str, bytes]:
