@@ -44,8 +44,9 @@ def test_bench_reports_every_stage_and_the_scaling(tmp_path: Path) -> None:
     assert report["workers"] == 2
     local, beam = "whole build (local engines, 2 workers)", "whole build (Beam, in-process)"
     assert builds[:2] == [local, beam]
-    prism_built = "prism" not in report
-    assert len(builds) == 3 if prism_built else 2  # Prism's when scripts/prism.sh built it
+    # Prism's and Flink's whole builds when scripts/prism.sh and scripts/flink.sh built them
+    runners = [r for r in ("prism", "flink") if r not in report]
+    assert len(builds) == 2 + len(runners)
     assert len(stages) == 12 + len(builds)
     one_thread = "same, 1 worker, 1 decoder thread"
     assert {"same, 2 processes", "same, 2 workers", one_thread} <= set(stages)
