@@ -569,8 +569,10 @@ def prune(uri: str, keep: int, client: Any = None, grace_hours: float = GRACE_HO
 
 
 def _age_hours(bucket: Bucket, prefix: str, now: datetime.datetime) -> float:
-    """Hours since the server last wrote an object under ``prefix/`` (its own clock)."""
+    """Hours since the server last wrote an object under ``prefix/`` (its own clock), never
+    below 0: the server's ``Date`` has whole seconds, so an object written in the same second
+    can look a fraction of a second younger than now (then ``--grace-hours 0`` spared it)."""
     newest = max((when for _, when in bucket.objects(prefix + "/")), default=None)
     if newest is None:
         return float("inf")
-    return (now - newest).total_seconds() / 3600
+    return max(0.0, (now - newest).total_seconds() / 3600)
