@@ -21,6 +21,7 @@ import pytest
 from corpusforge.builds import bitext, paranmt
 from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
 from corpusforge.local import bitext as engine
+from corpusforge.local import bitext_filter
 from corpusforge.release.io import InputError
 from tests.bitext.test_build_bitext import write_fixtures
 from tests.bitext.test_build_paranmt import GOOD, LINES, write_paranmt
@@ -140,7 +141,7 @@ def test_a_cap_whose_threshold_rank_is_shared_by_many_pairs(
         return int(dedup[0], 16) % 3, dedup
 
     monkeypatch.setattr(opus, "cap_rank", few_ranks)
-    monkeypatch.setattr(engine, "cap_rank", few_ranks)
+    monkeypatch.setattr(bitext_filter, "cap_rank", few_ranks)
     monkeypatch.setattr(engine, "PARTITION_BYTES", 8192)
     sides = tuple(str(realdata / TATOEBA / f"tatoeba.deu-eng.{side}") for side in ("deu", "eng"))
     expected = same_on_every_engine(

@@ -21,7 +21,8 @@ import pytest
 
 from corpusforge.builds import bitext
 from corpusforge.config.bitext import BitextConfig
-from corpusforge.pairing.filters import BitextFilterConfig, FilterReason, check_bitext_noise
+from corpusforge.pairing.filters import BitextFilterConfig, FilterReason
+from corpusforge.pairing.noise import check_bitext_noise
 from corpusforge.sources.opus.formats import OpusInput, plan_inputs, read_opus
 from corpusforge.sources.opus.records import RawPair, bitext_row
 from tests.bitext.test_local_engine import same_on_every_engine

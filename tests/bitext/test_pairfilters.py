@@ -12,23 +12,21 @@ from hypothesis import strategies as st
 from corpusforge.config.flags import FlagError
 from corpusforge.pairing.filters import (
     NOISE_FILTERS,
-    NOISE_REASONS,
     BitextFilterConfig,
     FilterReason,
     LanguageFilterConfig,
     ParaphraseFilterConfig,
     check_bitext_length,
-    check_bitext_noise,
     check_language,
     check_pair_languages,
     check_paraphrase,
     check_paraphrase_length,
     check_paraphrase_score,
     check_trigram_overlap,
-    noise_value,
     pair_key,
     token_count,
 )
+from corpusforge.pairing.noise import NOISE_REASONS, check_bitext_noise, noise_value
 from corpusforge.text.langid import LanguageIdentifier
 
 WORDS = "one two three four five six seven eight nine ten"

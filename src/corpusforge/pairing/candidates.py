@@ -34,7 +34,6 @@ from corpusforge.pairing.filters import (
     LanguageFilterConfig,
     ParaphraseFilterConfig,
     check_bitext_length,
-    check_bitext_noise,
     check_language,
     check_pair_languages,
     check_paraphrase_length,
@@ -43,6 +42,7 @@ from corpusforge.pairing.filters import (
     pair_key,
     token_count,
 )
+from corpusforge.pairing.noise import check_bitext_noise
 from corpusforge.sources.opus.records import ENGLISH, RawPair, bitext_row
 from corpusforge.sources.paranmt.parse import RawParaphrase, paraphrase_row
 from corpusforge.text.clean import CleanProfile, prepare_text

@@ -12,7 +12,7 @@ when the flag asks for them, so the kept pairs' path is unchanged: words of the 
 score or trigram overlap, and the language-id probability of the side that failed with the
 language predicted (``lang_mismatch``: ``detail`` ``anchor:fr``); a leak from an evaluation
 set names the side and the set (``detail`` ``positive:sts-test.csv``); a noise filter's value
-is :func:`~corpusforge.pairing.filters.noise_value`'s. A reason without a value
+is :func:`~corpusforge.pairing.noise.noise_value`'s. A reason without a value
 (a duplicate, the cap, a filter added later) has ``value`` and ``detail`` null.
 """
 
@@ -24,13 +24,12 @@ from typing import Any
 from corpusforge.pairing.candidates import Dropped, PairRules
 from corpusforge.pairing.decontam import contamination
 from corpusforge.pairing.filters import (
-    NOISE_REASONS,
     FilterReason,
     LanguagePredictor,
     check_language,
-    noise_value,
     token_count,
 )
+from corpusforge.pairing.noise import NOISE_REASONS, noise_value
 from corpusforge.text.overlap import trigram_overlap
 
 SORT_COLUMNS = ["origin"]

@@ -111,3 +111,19 @@ def word_count(text: str) -> int:
     if text.isascii() or max(text, default="") < _FIRST_SPACELESS_CHAR:
         return len(tokens)  # no letter of a space-less script: one word per token
     return sum(1 if max(token) < _FIRST_SPACELESS_CHAR else _token_words(token) for token in tokens)
+
+
+def below_limits(values: tuple[int, int], anchor: int | None, positive: int | None) -> bool:
+    """Whether a side's value (``values``: anchor, positive) is below that side's lowest
+    limit (``None``: none)."""
+    return (anchor is not None and values[0] < anchor) or (
+        positive is not None and values[1] < positive
+    )
+
+
+def above_limits(values: tuple[int, int], anchor: int | None, positive: int | None) -> bool:
+    """Whether a side's value (``values``: anchor, positive) is above that side's highest
+    limit (``None``: none)."""
+    return (anchor is not None and values[0] > anchor) or (
+        positive is not None and values[1] > positive
+    )

@@ -2,7 +2,7 @@
 
 Each follows the OpusFilter filter of the same purpose (Aulamo et al., "OpusFilter: A
 Configurable Parallel Corpus Filtering Toolbox", ACL 2020 demos; its documentation defines
-them), and :func:`corpusforge.pairing.filters.check_bitext_noise` turns them into reason
+them), and :func:`corpusforge.pairing.noise.check_bitext_noise` turns them into reason
 codes:
 
 - :func:`longest_word`: characters in the longest whitespace token (``LongWordFilter``):

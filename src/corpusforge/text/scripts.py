@@ -1,7 +1,7 @@
 """Writing systems: a letter -> its script, a language code -> the scripts it is written in,
 and a text -> the share of its letters in a language's scripts.
 
-The alphabet-ratio filter (:func:`corpusforge.pairing.filters.check_bitext_noise`) drops a
+The alphabet-ratio filter (:func:`corpusforge.pairing.noise.check_bitext_noise`) drops a
 side whose letters are too seldom in the script its language is written in: Cyrillic in a
 ``de`` side, an English sentence left untranslated in an ``ar`` side. It follows
 OpusFilter's ``CharacterScoreFilter`` (Aulamo et al., ACL 2020 demos): only letters count

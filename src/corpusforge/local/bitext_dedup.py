@@ -1,0 +1,245 @@
+"""Candidate tables -> hash partitions of their dedup key -> deduplicated, capped, held-out rows.
+
+Step 3 of the local bitext and ParaNMT engine (:mod:`corpusforge.local.bitext`), with
+polars: candidates are spilled to Arrow files by a hash of their dedup key
+(:class:`Partitions`), so every copy of a pair lands in one partition; each partition is read
+alone, sorted by (group, dedup key, origin) and the first copy kept. With a cap, a first pass
+keeps each (dataset, group)'s smallest ``cap`` ranks (a 64-bit seeded hash and the 32-hex
+dedup key) to fix its threshold, and a second pass keeps the pairs at or under it; with
+``--holdout``, the smallest ranks before those are set aside (:func:`keep_and_write`). Every
+pair dropped here is counted (``dedup_duplicate``, ``cap_over_limit``) and, with
+``--keep-rejected``, kept aside.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.ipc
+
+from corpusforge.local.bitext_filter import CountKey, PairJob
+from corpusforge.local.rejects import RejectedShards
+from corpusforge.local.shards import FrameShards
+from corpusforge.local.spill import read_arrow
+from corpusforge.pairing.filters import FilterReason
+
+SPILL_ROWS = 16_384
+"""Candidate rows gathered before they are split among the partition files: a split costs
+polars and Arrow about the same for a batch's rows as for eight."""
+ORDER = ["_group", "_dedup", "_dataset", "_file", "_member", "_line", "_part"]
+
+
+class Partitions:
+    """Candidate tables -> one Arrow file per hash partition of their dedup key."""
+
+    def __init__(self, folder: str, partitions: int) -> None:
+        self.folder = folder
+        os.makedirs(folder, exist_ok=True)
+        self.partitions = partitions
+        self._writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
+        self._held: list[pa.Table] = []
+        self._held_rows = 0
+
+    def path(self, p: int) -> str:
+        return os.path.join(self.folder, f"part-{p:05d}.arrow")
+
+    def add(self, table: pa.Table) -> None:
+        """Hold ``table`` until ``SPILL_ROWS`` rows are held, then split them all (the rows
+        of a partition keep their order)."""
+        if not table.num_rows:
+            return
+        self._held.append(table)
+        self._held_rows += table.num_rows
+        if self._held_rows >= SPILL_ROWS:
+            self._spill()
+
+    def _spill(self) -> None:
+        if not self._held:
+            return
+        table = pa.concat_tables(self._held)
+        self._held, self._held_rows = [], 0
+        frame = pl.from_arrow(table)
+        assert isinstance(frame, pl.DataFrame)
+        if self.partitions == 1:
+            self._write(0, frame.to_arrow())
+            return
+        frame = frame.with_columns((pl.col("_dedup").hash(seed=0) % self.partitions).alias("_p"))
+        for (p,), part in frame.partition_by("_p", as_dict=True).items():
+            self._write(int(p), part.drop("_p").to_arrow())
+
+    def _write(self, p: int, table: pa.Table) -> None:
+        writer = self._writers.get(p)
+        if writer is None:
+            writer = pa.ipc.new_file(self.path(p), table.schema)
+            self._writers[p] = writer
+        writer.write_table(table)
+
+    def close(self) -> None:
+        self._spill()
+        for writer in self._writers.values():
+            writer.close()
+
+    def frames(self, columns: list[str] | None = None) -> Iterator[pl.DataFrame]:
+        """Each partition's candidates (only ``columns``, if given), one at a time."""
+        for p in sorted(self._writers):
+            table = read_arrow(self.path(p))
+            if columns is not None:
+                table = table.select(columns)
+            frame = pl.from_arrow(table)
+            assert isinstance(frame, pl.DataFrame)
+            del table
+            yield frame
+
+
+def _first_copies(
+    frame: pl.DataFrame, counts: Counter[CountKey], rejected: RejectedShards | None = None
+) -> pl.DataFrame:
+    """The copy of each (group, dedup key) with the smallest origin; the others counted
+    (and kept aside in ``rejected``, if given)."""
+    frame = frame.sort(ORDER)
+    first = pl.struct("_group", "_dedup").is_first_distinct()
+    dups = frame.filter(~first)
+    _count_drops(dups, FilterReason.DEDUP_DUPLICATE, counts)
+    if rejected is not None:
+        rejected.add_copies(dups, FilterReason.DEDUP_DUPLICATE)
+    return frame.filter(first)
+
+
+def _count_drops(frame: pl.DataFrame, reason: FilterReason, counts: Counter[CountKey]) -> None:
+    if not frame.height:
+        return
+    for dataset, group, n in frame.group_by("_dataset", "_group").len().iter_rows():
+        counts[("drop", dataset, group, str(reason))] += n
+
+
+def _first_pass(
+    spill: Partitions, cap: int | None, holdout: int | None, counts: Counter[CountKey]
+) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
+    """The cap's thresholds (:func:`_thresholds`, of the ``cap + holdout`` smallest ranks)
+    and the holdout's boundaries (:func:`_boundaries`), in one read of the partitions; the
+    duplicates are counted here."""
+    best: pl.DataFrame | None = None
+    held: pl.DataFrame | None = None
+    limit = None if cap is None else cap + (holdout or 0)
+    for frame in spill.frames(columns=[*ORDER, "_rank"]):
+        kept = _first_copies(frame, counts).select("_dataset", "_group", "_rank", "_dedup")
+        if limit is not None:
+            best = _smallest(kept.drop("_dedup"), best, limit, ["_rank"])
+        if holdout is not None:
+            held = _smallest(kept, held, holdout, ["_rank", "_dedup"])
+    thresholds = None if limit is None else _thresholds(best)
+    return thresholds, None if holdout is None else _boundaries(held)
+
+
+def _smallest(kept: pl.DataFrame, best: pl.DataFrame | None, n: int, by: list[str]) -> pl.DataFrame:
+    """Of ``best`` and ``kept``, the ``n`` smallest ``by`` of each (dataset, group)."""
+    merged = kept if best is None else pl.concat([best, kept])
+    return (
+        merged.sort("_dataset", "_group", *by)
+        .group_by("_dataset", "_group", maintain_order=True)
+        .head(n)
+    )
+
+
+def _thresholds(best: pl.DataFrame | None) -> pl.DataFrame:
+    """Per (dataset, group), the largest of its smallest ranks ``best`` (``_t_rank``) and how
+    many pairs at that rank it keeps (``_need``): the rest of them rank below it.
+
+    Only ranks are held (8 bytes a pair, ``cap`` per group); pairs that tie at ``_t_rank``,
+    a 64-bit hash, are told apart by their dedup key in :func:`keep_and_write`, as the Beam
+    cap orders by (rank, dedup key).
+    """
+    if best is None:
+        best = pl.DataFrame(schema={"_dataset": pl.String, "_group": pl.String, "_rank": pl.UInt64})
+    top = pl.col("_rank").max()
+    return best.group_by("_dataset", "_group").agg(
+        top.alias("_t_rank"), (pl.len() - (pl.col("_rank") < top).sum()).alias("_need")
+    )
+
+
+def _boundaries(held: pl.DataFrame | None) -> pl.DataFrame:
+    """Per (dataset, group), the largest (rank, dedup key) of its ``holdout`` smallest
+    (``_h_rank``, ``_h_dedup``): a pair at or below it is held out (dedup keys are unique in
+    a group, so there is no tie; the Beam holdout orders the same way)."""
+    if held is None:
+        schema = {"_dataset": pl.String, "_group": pl.String, "_rank": pl.UInt64}
+        held = pl.DataFrame(schema={**schema, "_dedup": pl.String})
+    return held.group_by("_dataset", "_group", maintain_order=True).agg(
+        pl.col("_rank").last().alias("_h_rank"), pl.col("_dedup").last().alias("_h_dedup")
+    )
+
+
+def keep_and_write(
+    job: PairJob,
+    spill: Partitions,
+    writer: FrameShards,
+    dests: dict[str, Callable[[str, str], str]],
+    counts: Counter[CountKey],
+    rejected: RejectedShards | None = None,
+) -> None:
+    """Deduplicate and cap each partition, hold out, and write the rows.
+
+    Args:
+        job: the settings.
+        spill: the candidates by partition.
+        writer: the pair shards' writer.
+        dests: ``rows`` (kept) and ``held`` (held out): (dataset, group) -> staged folder.
+        counts: the build's counts.
+        rejected: where the duplicates and capped pairs go, with ``--keep-rejected``.
+    """
+    thresholds = boundaries = None
+    if job.ranked:
+        thresholds, boundaries = _first_pass(spill, job.cap, job.holdout, counts)
+    folders: dict[tuple[str, str, str], str] = {}
+
+    def write_to(kind: str, kept: pl.DataFrame) -> None:
+        for (dataset, group), rows in kept.partition_by(
+            "_dataset", "_group", as_dict=True, include_key=False
+        ).items():
+            dest = folders.get((kind, dataset, group))
+            if dest is None:
+                dest = folders[(kind, dataset, group)] = dests[kind](dataset, group)
+            counts[(kind, dataset, group)] += rows.height
+            writer.add(dest, rows)
+
+    def write(kept: pl.DataFrame) -> None:
+        if boundaries is not None:
+            kept = kept.join(boundaries, on=["_dataset", "_group"], how="left")
+            rank, at = pl.col("_rank"), pl.col("_h_rank")
+            held = (rank < at) | ((rank == at) & (pl.col("_dedup") <= pl.col("_h_dedup")))
+            held = held.fill_null(False)
+            write_to("held", kept.filter(held))
+            kept = kept.filter(~held)
+        write_to("rows", kept)
+
+    ties: list[pl.DataFrame] = []
+    for frame in spill.frames():
+        part_counts: Counter[CountKey] = Counter()
+        kept = _first_copies(frame, part_counts, rejected)
+        if not job.ranked:
+            counts.update(part_counts)  # else the first pass counted the duplicates
+        if thresholds is not None:
+            kept = kept.join(thresholds, on=["_dataset", "_group"], how="left")
+            rank, limit = pl.col("_rank"), pl.col("_t_rank")
+            _drop_capped(kept.filter(rank > limit), counts, rejected)
+            ties.append(kept.filter(rank == limit))
+            kept = kept.filter(rank < limit)
+        write(kept)
+    if ties:  # of the pairs at a group's threshold rank, the smallest dedup keys
+        tied = pl.concat(ties).sort("_dataset", "_group", "_dedup")
+        first = pl.int_range(pl.len()).over("_dataset", "_group") < pl.col("_need")
+        _drop_capped(tied.filter(~first), counts, rejected)
+        write(tied.filter(first))
+
+
+def _drop_capped(
+    over: pl.DataFrame, counts: Counter[CountKey], rejected: RejectedShards | None
+) -> None:
+    """Count the pairs over their group's cap (and keep them aside in ``rejected``)."""
+    _count_drops(over, FilterReason.CAP_OVER_LIMIT, counts)
+    if rejected is not None:
+        rejected.add_copies(over, FilterReason.CAP_OVER_LIMIT)
