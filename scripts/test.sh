@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up .venv/ (dev, train, testmodels, aws and gcp extras) and run the whole test suite: ruff, mypy, pytest.
+# Set up .venv/ (dev, train, testmodels, aws, gcp and read extras) and run the whole test suite: ruff, mypy, pytest.
 # Every test runs, the ones marked slow and portable included (-m ""; portable ones skip
 # when no Prism binary is built, see scripts/prism.sh). A plain `.venv/bin/pytest` runs the
 # quick set instead (not slow, not portable: pyproject.toml's addopts).
@@ -8,7 +8,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-bash scripts/bootstrap.sh dev,train,testmodels,aws,gcp
+bash scripts/bootstrap.sh dev,train,testmodels,aws,gcp,read
 echo "== ruff"
 .venv/bin/ruff check src pipelines tests
 echo "== mypy"

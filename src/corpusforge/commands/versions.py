@@ -3,12 +3,19 @@
     corpusforge versions s3://bucket/releases/en             # every version, the current marked
     corpusforge versions s3://bucket/releases/en --keep 3    # delete all but the 3 newest
     corpusforge versions s3://bucket/releases/en --local     # the current version, in a folder
+    corpusforge versions s3://bucket/releases/en --current   # its pairs, for polars, DuckDB…
 
 A release on ``s3://`` keeps every version it published under ``versions/<id>/``
 (:mod:`corpusforge.release.objectstore`); ``--keep N`` deletes the versions older than the
 current one except the ``N - 1`` committed before it, and the leftovers of killed builds.
 A version never committed whose newest object the server wrote less than ``--grace-hours``
 ago (default 24) is left alone: a build may be uploading it, whatever its machine's clock.
+
+``--current`` prints where the current version's training pairs are, as a glob that polars
+(``scan_parquet``), DuckDB (``read_parquet``) and ``datasets`` (``data_files``) read straight
+from the bucket, e.g. ``s3://bucket/releases/en/versions/<version>/pairs/all/*.parquet``
+(``--json``: the version's folder and each dataset's glob too); docs/builds.md says how each
+reader is set up. Only the pointer and the manifest are read.
 """
 
 from __future__ import annotations
@@ -44,15 +51,31 @@ def versions(
             "for commands that read a folder (train --data, eval --benchmarks)",
         ),
     ] = False,
+    current: Annotated[
+        bool,
+        typer.Option(
+            "--current",
+            help="print only the current version's training pairs as a glob on the bucket "
+            "(--json: each dataset's too), for readers without corpusforge",
+        ),
+    ] = False,
 ) -> None:
     """List a bucket release's versions (``*`` marks the current one); ``--keep N`` prunes."""
     from corpusforge.release import objectstore
+    from corpusforge.release.locate import current_pairs
     from corpusforge.release.publish import ReleaseError
 
     if not release.startswith("s3://"):
         typer.echo(f"error: {release}: versions are kept for s3:// releases only", err=True)
         raise typer.Exit(code=2)
+    if current and (local or keep is not None):
+        typer.echo("error: --current goes with neither --local nor --keep", err=True)
+        raise typer.Exit(code=2)
     try:
+        if current:
+            located = current_pairs(release)
+            typer.echo(json.dumps(located, indent=2) if json_output else located["pairs"])
+            return
         if local:
             typer.echo(objectstore.local_copy(release))
             return

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from corpusforge.inspect.stats import ordered
+from corpusforge.release.layout import pair_globs, training_glob
 
 SAMPLE_CHARS = 200
 
@@ -120,15 +121,15 @@ def render_card(
         f"- {_size_category(total)}",
         "configs:",
     ]
-    for ds_name, ds in datasets.items():
-        folder = os.path.dirname(ds["files"][0]) if ds.get("files") else f"pairs/{ds_name}"
+    globs = pair_globs(datasets)
+    for ds_name in datasets:
         out += [f"- config_name: {_yaml_name(ds_name)}"]
         if ds_name == "all":
             out += ["  default: true"]
         out += [
             "  data_files:",
             "  - split: train",
-            f"    path: {json.dumps(f'{folder}/*.parquet', ensure_ascii=False)}",
+            f"    path: {json.dumps(globs[ds_name], ensure_ascii=False)}",
         ]
     out += ["---", ""]
 
@@ -443,8 +444,9 @@ def _generic_licence_section() -> list[str]:
 
 
 def _loading_section(name: str, datasets: Mapping[str, Any]) -> list[str]:
-    train = f"{name}/pairs/all/*.parquet" if "all" in datasets else f"{name}/pairs/*/*.parquet"
+    train = f"{name}/{training_glob(datasets)}"
     first = next((d for d in datasets if d != "all"), "all")
+    first_glob = f"{name}/{pair_globs(datasets)[first]}" if first in datasets else train
     return [
         "## How to load it",
         "",
@@ -463,8 +465,19 @@ def _loading_section(name: str, datasets: Mapping[str, Any]) -> list[str]:
         "```python",
         "import polars as pl",
         "",
-        f'pairs = pl.scan_parquet("{name}/pairs/{first}/*.parquet")'
-        '.select("anchor", "positive").collect()',
+        f'pairs = pl.scan_parquet("{first_glob}").select("anchor", "positive").collect()',
+        "```",
+        "",
+        "From object storage: a release published to `s3://BUCKET/PATH` or `gs://BUCKET/PATH` "
+        "keeps each version whole, in this layout, under `PATH/versions/<version>/`, and "
+        "`PATH/_current.json` names the current one. `corpusforge versions URI --current` "
+        f"prints the current version's training pairs (`URI/versions/<version>/"
+        f"{training_glob(datasets)}`, `--json` for each dataset), a glob that polars, DuckDB "
+        "and `datasets` read straight from the bucket given its endpoint and credentials "
+        "(`storage_options`; corpusforge's `docs/builds.md` shows each):",
+        "",
+        "```python",
+        'pairs = pl.scan_parquet(GLOB, storage_options={"aws_region": "us-east-1"}).collect()',
         "```",
         "",
         "Training with sentence-transformers and MultipleNegativesRankingLoss (in-batch "

@@ -102,3 +102,49 @@ def rows_under(files: Iterable[Mapping[str, Any]], prefix: str) -> int:
         prefix: a folder with its trailing ``/``, or a file's path.
     """
     return sum(int(f["rows"]) for f in files if f["path"].startswith(prefix))
+
+
+def files_glob(paths: Iterable[str]) -> str:
+    """The narrowest glob that a Parquet reader (polars, DuckDB, ``datasets``) takes for
+    ``paths``: their common folder, one ``*`` per folder below it, then ``*.parquet``
+    (``pairs/tatoeba/*/*.parquet``); ``**/*.parquet`` where the files sit at different depths.
+
+    Args:
+        paths: Parquet files relative to the release (``pairs/all/part-00000-of-00001.parquet``),
+            at least one.
+    """
+    folders = [p.split("/")[:-1] for p in paths]
+    common: list[str] = []
+    for parts in zip(*folders, strict=False):
+        if len(set(parts)) > 1:
+            break
+        common.append(parts[0])
+    below = {len(f) - len(common) for f in folders}
+    stars = ["*"] * below.pop() if len(below) == 1 else ["**"]
+    return "/".join([*common, *stars, "*.parquet"])
+
+
+def pair_globs(datasets: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Each dataset's pair files as one glob (:func:`files_glob`), relative to the release.
+
+    Args:
+        datasets: the manifest's ``datasets``, each with its ``files`` (paths relative to the
+            release).
+    """
+    return {
+        name: files_glob(ds["files"]) if ds.get("files") else f"{pair_folder(name)}/*.parquet"
+        for name, ds in datasets.items()
+    }
+
+
+def training_glob(datasets: Mapping[str, Mapping[str, Any]]) -> str:
+    """The training pairs as one glob, relative to the release: the ``all`` dataset's where
+    there is one (a Twitter release: the union of the others), else every dataset's files.
+
+    Args:
+        datasets: the manifest's ``datasets``, each with its ``files``.
+    """
+    if "all" in datasets:
+        return pair_globs({"all": datasets["all"]})["all"]
+    every = [f for ds in datasets.values() for f in ds.get("files", [])]
+    return files_glob(every) if every else f"{PAIRS}/*/*.parquet"

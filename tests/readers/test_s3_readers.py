@@ -1,0 +1,129 @@
+"""A release on a real S3 server (versitygw) read straight from the bucket without
+corpusforge: ``corpusforge versions URI --current`` names the current version's pairs, and
+polars, DuckDB (httpfs) and ``datasets`` (s3fs) read the same rows there as in the local
+release built from the same input."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from tests.s3.conftest import S3Server, cli, twitter
+
+pytestmark = pytest.mark.s3
+
+
+@pytest.fixture(scope="module")
+def published(
+    s3_server: S3Server, archive: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, Path]:
+    """The same build published to ``s3://readers/rel`` and to a local folder."""
+    local = tmp_path_factory.mktemp("local") / "rel"
+    env = {**os.environ, **s3_server.env}
+    env["CORPUSFORGE_DRAFTS"] = str(tmp_path_factory.mktemp("drafts"))
+    env["CORPUSFORGE_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    assert cli(*twitter(archive, str(local)), env=env).returncode == 0
+    uri = s3_server.bucket("readers") + "/rel"
+    done = cli(*twitter(archive, uri), env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return uri, local
+
+
+def current(uri: str, *flags: str) -> str:
+    done = cli("versions", uri, "--current", *flags)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
+def test_versions_current_names_the_current_versions_pairs(
+    s3: S3Server, published: tuple[str, Path]
+) -> None:
+    uri, local = published
+    pointer = json.loads(
+        s3.client().get_object(Bucket="readers", Key="rel/_current.json")["Body"].read()
+    )
+    folder = f"{uri}/versions/{pointer['version']}/"
+    assert current(uri) == f"{folder}pairs/all/*.parquet"
+    doc = json.loads(current(uri, "--json"))
+    manifest = json.loads((local / "manifest.json").read_text())
+    assert doc["version"] == pointer["version"]
+    assert doc["uri"] == folder
+    assert doc["datasets"] == {
+        name: f"{folder}pairs/{name}/*.parquet" for name in manifest["datasets"]
+    }
+
+
+def test_versions_current_is_one_line_for_a_missing_release(s3: S3Server) -> None:
+    uri = s3.bucket("noreaders") + "/rel"
+    done = cli("versions", uri, "--current")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"error: {uri}: no release there (no _current.json)"
+    ]
+
+
+def test_polars_reads_the_pairs_from_the_bucket(s3: S3Server, published: tuple[str, Path]) -> None:
+    uri, local = published
+    doc = json.loads(current(uri, "--json"))
+    for name, glob in {"all": doc["pairs"], **doc["datasets"]}.items():
+        remote = pl.scan_parquet(glob, storage_options=s3.storage_options).collect()
+        here = pl.scan_parquet(local / "pairs" / name / "*.parquet").collect()
+        assert_frame_equal(remote, here)
+    assert len(remote) > 0 or name != "all"
+
+
+def test_duckdb_reads_the_pairs_from_the_bucket(
+    s3: S3Server, published: tuple[str, Path], duck: Any
+) -> None:
+    uri, local = published
+    duck.execute(
+        "CREATE SECRET readers (TYPE s3, KEY_ID ?, SECRET ?, REGION 'us-east-1', ENDPOINT ?, "
+        "URL_STYLE 'path', USE_SSL false)",
+        [
+            s3.env["AWS_ACCESS_KEY_ID"],
+            s3.env["AWS_SECRET_ACCESS_KEY"],
+            urlsplit(s3.endpoint).netloc,
+        ],
+    )
+    query = "SELECT * FROM read_parquet(?) ORDER BY ALL"
+    remote = duck.execute(query, [current(uri)]).fetch_arrow_table()
+    here = duck.execute(query, [str(local / "pairs" / "all" / "*.parquet")]).fetch_arrow_table()
+    assert (
+        remote.num_rows
+        == json.loads((local / "manifest.json").read_text())["datasets"]["all"]["rows"]
+        > 0
+    )
+    assert remote.equals(here)
+
+
+def test_datasets_reads_the_pairs_from_the_bucket(
+    s3: S3Server, published: tuple[str, Path], hf_offline: Path
+) -> None:
+    from datasets import load_dataset
+
+    uri, local = published
+    options = {
+        "key": s3.env["AWS_ACCESS_KEY_ID"],
+        "secret": s3.env["AWS_SECRET_ACCESS_KEY"],
+        "client_kwargs": {"endpoint_url": s3.endpoint, "region_name": "us-east-1"},
+    }
+    remote = load_dataset(
+        "parquet",
+        data_files={"train": current(uri)},
+        storage_options=options,
+        cache_dir=str(hf_offline),
+    )["train"]
+    here = load_dataset(
+        "parquet",
+        data_files={"train": str(local / "pairs" / "all" / "*.parquet")},
+        cache_dir=str(hf_offline),
+    )["train"]
+    assert len(remote) > 0
+    assert remote.to_list() == here.to_list()
