@@ -5,7 +5,7 @@
     corpusforge versions s3://bucket/releases/en --local     # the current version, in a folder
     corpusforge versions s3://bucket/releases/en --current   # its pairs, for polars, DuckDB…
 
-A release on ``s3://`` keeps every version it published under ``versions/<id>/``
+A release on ``s3://`` or ``gs://`` keeps every version it published under ``versions/<id>/``
 (:mod:`corpusforge.release.objectstore`); ``--keep N`` deletes the versions older than the
 current one except the ``N - 1`` committed before it, and the leftovers of killed builds.
 A version never committed whose newest object the server wrote less than ``--grace-hours``
@@ -27,7 +27,9 @@ import typer
 
 
 def versions(
-    release: Annotated[str, typer.Argument(help="the release: s3://BUCKET/PATH")],
+    release: Annotated[
+        str, typer.Argument(help="the release: s3://BUCKET/PATH or gs://BUCKET/PATH")
+    ],
     keep: Annotated[
         int | None,
         typer.Option(
@@ -65,8 +67,10 @@ def versions(
     from corpusforge.release.locate import current_pairs
     from corpusforge.release.publish import ReleaseError
 
-    if not release.startswith("s3://"):
-        typer.echo(f"error: {release}: versions are kept for s3:// releases only", err=True)
+    if not release.startswith(("s3://", "gs://")):
+        typer.echo(
+            f"error: {release}: versions are kept for s3:// and gs:// releases only", err=True
+        )
         raise typer.Exit(code=2)
     if current and (local or keep is not None):
         typer.echo("error: --current goes with neither --local nor --keep", err=True)
