@@ -55,6 +55,9 @@ def test_versions_current_names_the_current_versions_pairs(
     manifest = json.loads((local / "manifest.json").read_text())
     assert doc["version"] == pointer["version"]
     assert doc["uri"] == folder
+    card = (local / "README.md").read_text()  # a version's card: how to find the current one
+    assert "`corpusforge versions URI --current`" in card
+    assert "`URI/versions/<version>/pairs/all/*.parquet`" in card
     assert doc["datasets"] == {
         name: f"{folder}pairs/{name}/*.parquet" for name in manifest["datasets"]
     }

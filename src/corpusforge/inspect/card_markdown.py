@@ -474,11 +474,8 @@ def _loading_section(name: str, datasets: Mapping[str, Any]) -> list[str]:
         f"prints the current version's training pairs (`URI/versions/<version>/"
         f"{training_glob(datasets)}`, `--json` for each dataset), a glob that polars, DuckDB "
         "and `datasets` read straight from the bucket given its endpoint and credentials "
-        "(`storage_options`; corpusforge's `docs/builds.md` shows each):",
-        "",
-        "```python",
-        'pairs = pl.scan_parquet(GLOB, storage_options={"aws_region": "us-east-1"}).collect()',
-        "```",
+        "(polars' and `datasets`' `storage_options`, DuckDB's `CREATE SECRET`; corpusforge's "
+        "`docs/builds.md` shows each).",
         "",
         "Training with sentence-transformers and MultipleNegativesRankingLoss (in-batch "
         "negatives over `(anchor, positive)` pairs, as in the paper):",
