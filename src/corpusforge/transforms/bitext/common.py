@@ -390,3 +390,40 @@ def hold_out(
 def keyed_row(candidate: Candidate) -> tuple[tuple[str, str], dict[str, Any]]:
     """A kept candidate as ``((dataset, group), row)``."""
     return (candidate.dataset, candidate.group), candidate.row
+
+
+def pair_outputs(
+    kept: beam.PCollection,
+    rejected: Iterable[beam.PCollection],
+    own_counts: beam.PCollection,
+    *,
+    seed: int,
+    holdout: int | None,
+    keep_rejected: bool,
+) -> dict[str, beam.PCollection]:
+    """The outputs of :class:`~corpusforge.transforms.bitext.opus.BitextPairs` and
+    :class:`~corpusforge.transforms.bitext.paranmt.ParaphrasePairs` from what their rules
+    kept and rejected: ``pairs`` (``((dataset, group), row)``), ``rejected`` (every
+    :class:`Rejected`, flattened), ``counts`` (:func:`summed_counts`), with ``holdout`` also
+    ``heldout`` (:func:`hold_out`), with ``keep_rejected`` also ``rejected_rows``.
+
+    Args:
+        kept: the candidates kept (after deduplication and any cap).
+        rejected: the :class:`Rejected` collections of each step.
+        own_counts: the ``(key, n)`` counts of the filter.
+        seed: the holdout rank's seed.
+        holdout: pairs held out per (dataset, group); ``None``: none.
+        keep_rejected: give every reject its ``schemas/rejected.v1`` row.
+    """
+    heldout = None
+    if holdout is not None:
+        kept, heldout = hold_out(kept, seed, holdout)
+    rows = kept | "Rows" >> beam.Map(keyed_row)
+    all_rejected = tuple(rejected) | "AllRejected" >> beam.Flatten()
+    counts = summed_counts([own_counts], rows, all_rejected, heldout)
+    outputs = {"pairs": rows, "rejected": all_rejected, "counts": counts}
+    if heldout is not None:
+        outputs["heldout"] = heldout
+    if keep_rejected:
+        outputs["rejected_rows"] = rejected_rows(all_rejected)
+    return outputs

@@ -40,13 +40,10 @@ from corpusforge.transforms.bitext.common import (
     dead_letter,
     emit_counts,
     fan_out_read,
-    hold_out,
     keep_one_copy,
-    keyed_row,
+    pair_outputs,
     reject_copy,
-    rejected_rows,
     skipped,
-    summed_counts,
 )
 from corpusforge.transforms.tags import COUNTS, REJECTED
 
@@ -220,15 +217,11 @@ class BitextPairs(beam.PTransform):
             ).with_outputs(REJECTED, main="kept")
             kept = capped.kept
             rejected.append(capped[REJECTED])
-        heldout = None
-        if self._holdout is not None:
-            kept, heldout = hold_out(kept, self._seed, self._holdout)
-        rows = kept | "Rows" >> beam.Map(keyed_row)
-        all_rejected = tuple(rejected) | "AllRejected" >> beam.Flatten()
-        counts = summed_counts([filtered[COUNTS]], rows, all_rejected, heldout)
-        outputs = {"pairs": rows, "rejected": all_rejected, "counts": counts}
-        if heldout is not None:
-            outputs["heldout"] = heldout
-        if self._keep_rejected:
-            outputs["rejected_rows"] = rejected_rows(all_rejected)
-        return outputs
+        return pair_outputs(
+            kept,
+            rejected,
+            filtered[COUNTS],
+            seed=self._seed,
+            holdout=self._holdout,
+            keep_rejected=self._keep_rejected,
+        )

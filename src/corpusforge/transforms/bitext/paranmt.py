@@ -34,11 +34,8 @@ from corpusforge.transforms.bitext.common import (
     dead_letter,
     emit_counts,
     fan_out_read,
-    hold_out,
     keep_one_copy,
-    keyed_row,
-    rejected_rows,
-    summed_counts,
+    pair_outputs,
 )
 from corpusforge.transforms.tags import COUNTS, REJECTED
 
@@ -135,15 +132,11 @@ class ParaphrasePairs(beam.PTransform):
             REJECTED, COUNTS, main="candidates"
         )
         deduped = keep_one_copy(filtered.candidates, self._keep_rejected)
-        kept, heldout = deduped.kept, None
-        if self._holdout is not None:
-            kept, heldout = hold_out(kept, 0, self._holdout)
-        rows = kept | "Rows" >> beam.Map(keyed_row)
-        rejected = (filtered[REJECTED], deduped[REJECTED]) | "AllRejected" >> beam.Flatten()
-        counts = summed_counts([filtered[COUNTS]], rows, rejected, heldout)
-        outputs = {"pairs": rows, "rejected": rejected, "counts": counts}
-        if heldout is not None:
-            outputs["heldout"] = heldout
-        if self._keep_rejected:
-            outputs["rejected_rows"] = rejected_rows(rejected)
-        return outputs
+        return pair_outputs(
+            deduped.kept,
+            [filtered[REJECTED], deduped[REJECTED]],
+            filtered[COUNTS],
+            seed=0,
+            holdout=self._holdout,
+            keep_rejected=self._keep_rejected,
+        )
