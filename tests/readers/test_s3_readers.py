@@ -130,3 +130,19 @@ def test_datasets_reads_the_pairs_from_the_bucket(
     )["train"]
     assert len(remote) > 0
     assert remote.to_list() == here.to_list()
+
+
+def test_a_glob_read_before_the_next_commit_still_reads_its_version(
+    s3: S3Server, archive: Path
+) -> None:
+    """A version never changes: a reader holding the glob of the version that was current
+    reads the same rows after another build commits, and ``--current`` moves on."""
+    uri = s3.bucket("moving") + "/rel"
+    assert cli(*twitter(archive, uri, seed=1)).returncode == 0
+    before = current(uri)
+    rows = pl.scan_parquet(before, storage_options=s3.storage_options).collect()
+    assert cli(*twitter(archive, uri, seed=2)).returncode == 0
+    after = current(uri)
+    assert after != before
+    assert_frame_equal(pl.scan_parquet(before, storage_options=s3.storage_options).collect(), rows)
+    assert pl.scan_parquet(after, storage_options=s3.storage_options).collect().height > 0
