@@ -3,6 +3,7 @@
     bash benchmarks/opusfilter_env.sh      # once: OpusFilter in build/opusfilter-venv/
     .venv/bin/python benchmarks/bench_opusfilter.py --lines 400000 2000000 --runs 3
     .venv/bin/python benchmarks/bench_opusfilter.py --lines 400000 --tree . --tree /tmp/base --jobs
+    .venv/bin/python benchmarks/bench_opusfilter.py --lines 400000 --fasttext /tmp/ft-source
 
 Input, written once per size into a temporary folder: a Moses pair ``bench.de-en.de`` /
 ``bench.de-en.en`` from the real Tatoeba deu-eng sample, as ``bench_bitext.py`` writes it
@@ -16,6 +17,10 @@ The job, each tool as close to the other as they allow:
 - **ours**: ``corpusforge bitext build DE EN --out DIR --max-pairs-per-lang 0 --workers W``
   (the whole build: read, filter, deduplicate, write zstd Parquet, manifest, publish), with
   a checkout's ``src`` first on the path (this one, or each ``--tree``: a baseline beside);
+  with ``--fasttext DIR``, each tree once more with DIR first on the path: an unpacked
+  ``fasttext-predict`` build (``fasttext/`` and ``fasttext_pybind*.so``, as
+  ``scripts/fasttext-from-source.sh`` builds it), so that the wheel and a source build are
+  measured side by side without changing ``.venv``;
 - **OpusFilter**: ``opusfilter --n-jobs J CONFIG`` from ``build/opusfilter-venv/``
   (``benchmarks/opusfilter_env.sh`` makes it when missing), the configuration issue 38
   names: ``remove_duplicates`` lowercased, then ``LengthFilter`` word 3-100,
@@ -62,6 +67,10 @@ LID_MODEL = (
     / "resources"
     / "lid.176.ftz"
 )
+
+
+FASTTEXT = "with fastText"
+"""How a tool's name says it runs with ``--fasttext``'s build."""
 
 
 @dataclass(frozen=True)
@@ -146,10 +155,13 @@ def measure(command: list[str], env: dict[str, str] | None = None) -> tuple[floa
     return wall, cpu, peak.mb
 
 
-def run_ours(tree: str, de: Path, en: Path, workers: int) -> Run:
+def run_ours(tree: str, de: Path, en: Path, workers: int, fasttext: str | None = None) -> Run:
     load = os.getloadavg()[0]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = os.path.join(os.path.abspath(tree), "src")
+    paths = [os.path.join(os.path.abspath(tree), "src")]
+    if fasttext is not None:
+        paths.insert(0, os.path.abspath(fasttext))
+    env["PYTHONPATH"] = os.pathsep.join(paths)
     with tempfile.TemporaryDirectory(prefix="bench-ours-") as out:
         release = os.path.join(out, "r")
         command = [_builds.COMMAND, "bitext", "build", str(de), str(en), "--out", release]
@@ -188,9 +200,15 @@ def main() -> None:
     parser.add_argument(
         "--tree", action="append", default=[], help="a checkout of ours (default: this one)"
     )
+    parser.add_argument(
+        "--fasttext", default=None, help="also run each tree with this fasttext-predict build"
+    )
     args = parser.parse_args()
     ensure_opusfilter()
-    tools = [f"ours {tree}" for tree in args.tree or [str(REPO)]]
+    trees = args.tree or [str(REPO)]
+    tools = [f"ours {tree}" for tree in trees]
+    if args.fasttext is not None:
+        tools += [f"ours {tree} {FASTTEXT} {args.fasttext}" for tree in trees]
     tools += [f"opusfilter --n-jobs {jobs}" for jobs in args.jobs]
     print(f"# {os.cpu_count()} cores; tools: {', '.join(tools)}", flush=True)
     medians: list[tuple[int, str, Run, int]] = []
@@ -201,7 +219,8 @@ def main() -> None:
             for i in range(args.runs):
                 for tool in tools:
                     if tool.startswith("ours "):
-                        run = run_ours(tool.removeprefix("ours "), de, en, args.workers)
+                        tree, _, fasttext = tool.removeprefix("ours ").partition(f" {FASTTEXT} ")
+                        run = run_ours(tree, de, en, args.workers, fasttext or None)
                     else:
                         run = run_opusfilter(de, en, int(tool.rsplit(" ", 1)[1]))
                     runs[tool].append(run)
