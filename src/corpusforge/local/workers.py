@@ -15,7 +15,8 @@ readers, the Twitter pair partitions) runs its workers as this module says:
   waits for the rest of the message), and :func:`dead_worker` serves a pool of plain
   processes;
 - leaving the pool for any reason stops its workers at once, without waiting for the tasks
-  in flight.
+  in flight: every worker, the pool knowing each before it starts (:class:`_Made`), so that
+  Ctrl-C landing as the workers start leaves none behind.
 
     with worker_pool("a bitext filter worker", 4, initializer=load, initargs=(job,)) as pool:
         for future in [pool.submit(filter_batch, b) for b in batches]:
@@ -29,8 +30,9 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from corpusforge.jobs import WorkerDied
 from corpusforge.local.machine import process_context
@@ -58,14 +60,16 @@ class WorkerPool:
     Args:
         worker: what a worker does, with its article (``a bitext filter worker``).
         executor: the pool.
+        made: the context that made its workers, which knows them all.
     """
 
-    def __init__(self, worker: str, executor: ProcessPoolExecutor) -> None:
+    def __init__(self, worker: str, executor: ProcessPoolExecutor, made: _Made) -> None:
         self.worker = worker
         self._executor = executor
+        self._made = made
 
     def submit(self, task: Callable[..., T], *args: Any) -> Future[T]:
-        """Queue ``task(*args)`` on a worker."""
+        """Queue ``task(*args)`` on a worker (the first call starts the workers)."""
         return self._executor.submit(task, *args)
 
     def result(self, future: Future[T]) -> T:
@@ -86,9 +90,8 @@ class WorkerPool:
                 raise self.stopped_as_broken() from None
 
     def processes(self) -> list[BaseProcess]:
-        """The pool's worker processes (started at the first task)."""
-        # the executor names them only in a private field (3.14 adds terminate_workers)
-        return list((getattr(self._executor, "_processes", None) or {}).values())
+        """The pool's worker processes that were started (at the first task)."""
+        return [process for process in self._made.processes if process.pid is not None]
 
     def stopped_as_broken(self) -> WorkerDied:
         """Stop the pool the executor says is broken; the error naming the worker that died
@@ -138,13 +141,14 @@ def worker_pool(
     Raises:
         WorkerDied: a worker ended before its work was done; the others are stopped.
     """
+    made = _Made(process_context())
     executor = ProcessPoolExecutor(
         workers,
-        mp_context=process_context(),
+        mp_context=cast(BaseContext, made),  # the context it wraps, but for Process
         initializer=start_worker,
         initargs=(initializer, *initargs),
     )
-    pool = WorkerPool(worker, executor)
+    pool = WorkerPool(worker, executor, made)
     try:
         yield pool
     except BrokenProcessPool:  # from submit(), once a worker is gone
@@ -153,6 +157,37 @@ def worker_pool(
         pool.stop()
         raise
     executor.shutdown(wait=True)
+
+
+class _Made:
+    """A :mod:`multiprocessing` context that keeps every process it makes, before its start.
+
+    The pool's record of its workers, rather than the executor's: the executor records a
+    worker once it has started, and an interrupt raised between the two (both inside the
+    first ``submit``) left a worker no one could stop, waiting for tasks for ever, and the
+    interpreter's exit waiting for it (the rare hang of Ctrl-C sent to a build's process
+    group). A process made here is known before it exists; one interrupted inside its fork,
+    never started as far as this process knows, dies with it (its parent-death signal:
+    :func:`corpusforge.cli.install_interrupts`).
+
+    Args:
+        context: the context that makes and starts the processes.
+
+    Attributes:
+        processes: every process made, in order, started or not.
+    """
+
+    def __init__(self, context: Any) -> None:
+        self._context = context
+        self.processes: list[BaseProcess] = []
+
+    def Process(self, *args: Any, **kwargs: Any) -> BaseProcess:  # the context's name
+        process: BaseProcess = self._context.Process(*args, **kwargs)
+        self.processes.append(process)
+        return process
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._context, name)
 
 
 def dead_worker(worker: str, processes: Sequence[BaseProcess]) -> WorkerDied | None:
