@@ -28,9 +28,14 @@ import json, sys
 sys.path.insert(0, sys.argv[1] + "/src")
 from corpusforge.builds import twitter_extract as te
 from corpusforge.config.twitter import TwitterConfig
+try:
+    from corpusforge.config.runner import Runner
+    runner = Runner()
+except ImportError:  # a tree from before the typed runner description took Beam's flags
+    runner = []
 config = TwitterConfig(inputs=(sys.argv[2],), out=sys.argv[3])
 archive = te.describe_input(sys.argv[2], config)
-te.run_extract([archive], config, [])
+te.run_extract([archive], config, runner)
 paths = [f["path"] for f in te.read_extract_files(config.out, archive)]
 kind = lambda p: p.rsplit("/", 2)[-2]
 print(json.dumps({k: [p for p in paths if kind(p) == k] for k in ("tweets", "deletes")}))
@@ -42,13 +47,18 @@ sys.path.insert(0, sys.argv[1] + "/src")
 from corpusforge import perf
 from corpusforge.builds import twitter_pairs as tp
 from corpusforge.config.twitter import TwitterConfig
+try:
+    from corpusforge.config.runner import Runner
+    runner = Runner()
+except ImportError:  # a tree from before the typed runner description took Beam's flags
+    runner = []
 files = json.loads(sys.argv[2])
 config = TwitterConfig(
     inputs=("unused",), out=sys.argv[3], pair_partitions=int(sys.argv[4]), workers=int(sys.argv[5])
 )
 staging = sys.argv[3] + "/_staging"
 start = time.perf_counter()
-tp.run_pairs(files["tweets"], files["deletes"], config, [], staging)
+tp.run_pairs(files["tweets"], files["deletes"], config, runner, staging)
 print(json.dumps({"seconds": time.perf_counter() - start, "peak_mb": perf.peak_rss_mb()}))
 shutil.rmtree(staging)
 """

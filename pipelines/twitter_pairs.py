@@ -28,7 +28,7 @@ from corpusforge.release.publish import ReleaseError
 def run(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (Beam-style flags), run the build and print the summary."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    options, beam_args = TwitterPairsOptions.split(argv)
+    options, runner = TwitterPairsOptions.split(argv)
     try:
         config = options.to_config()
     except FlagError as exc:
@@ -38,7 +38,7 @@ def run(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        manifest = build(config, beam_args)
+        manifest = build(config, runner)
     except (InputError, ReleaseError, FileNotFoundError) as exc:  # an input, --out, a lock
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -16,11 +16,12 @@ from __future__ import annotations
 import argparse
 import difflib
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from corpusforge.sources.uris import is_uri
 
-IN_PROCESS_RUNNER = "FnApiRunner"
-"""The runner a build without ``--runner`` gets: Beam's in-process runner."""
+if TYPE_CHECKING:
+    from corpusforge.config.runner import Runner
 
 
 class UnknownFlag(ValueError):
@@ -93,40 +94,7 @@ def _beam_actions() -> dict[str, argparse.Action]:
     return {opt: action for action in parser._actions for opt in action.option_strings}
 
 
-def runner_name(beam_args: Sequence[str]) -> str:
-    """The runner ``beam_args`` ask for, by its class name (``--runner prism`` is
-    ``PrismRunner``); :data:`IN_PROCESS_RUNNER` when they name none. Beam is imported only
-    when there are flags.
-
-    Args:
-        beam_args: a build's Beam flags, e.g. ``["--runner=DataflowRunner", "--project=p"]``.
-    """
-    if not beam_args:
-        return IN_PROCESS_RUNNER
-    from corpusforge.config.beam import pipeline_options
-
-    runner = pipeline_options(list(beam_args)).get_all_options().get("runner")
-    return str(getattr(runner, "__name__", None) or runner)
-
-
-def runner_flag(beam_args: Sequence[str]) -> str | None:
-    """The ``--runner`` the flags give, as written (the last one, as Beam reads them), or
-    ``None``; without importing Beam or resolving the runner (:func:`runner_name` does).
-
-    Args:
-        beam_args: a build's Beam flags, e.g. ``["--runner", "DataflowRunner"]``.
-    """
-    runner: str | None = None
-    args = list(beam_args)
-    for i, arg in enumerate(args):
-        if arg.startswith("--runner="):
-            runner = arg.split("=", 1)[1]
-        elif arg == "--runner" and i + 1 < len(args):
-            runner = args[i + 1]
-    return runner
-
-
-def choose_engine(choice: str, paths: Iterable[str], beam_args: Sequence[str]) -> str:
+def choose_engine(choice: str, paths: Iterable[str], runner: Runner) -> str:
     """``local`` or ``beam`` for an ``--engine``-style setting: ``auto`` is local unless a
     runner or several direct workers are asked for, or a path is remote (the local engines
     read and spill on this machine's disk).
@@ -134,15 +102,15 @@ def choose_engine(choice: str, paths: Iterable[str], beam_args: Sequence[str]) -
     Args:
         choice: ``auto``, ``local`` or ``beam``.
         paths: the inputs and outputs the engine would read or write.
-        beam_args: the build's Beam flags.
+        runner: the build's runner.
     """
     if choice != "auto":
         return choice
     workers = None
-    if beam_args:  # Beam parses them (importing Beam takes about a second)
+    if runner.options:  # Beam parses them (importing Beam takes about a second)
         from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
 
-        workers = PipelineOptions(list(beam_args)).view_as(DirectOptions).direct_num_workers
-    named_runner = runner_flag(beam_args) is not None
+        flags = runner.beam_args()
+        workers = PipelineOptions(flags).view_as(DirectOptions).direct_num_workers
     remote = any(is_uri(path) for path in paths)
-    return "beam" if named_runner or (workers or 1) > 1 or remote else "local"
+    return "beam" if runner.named or (workers or 1) > 1 or remote else "local"

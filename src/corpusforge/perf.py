@@ -51,6 +51,7 @@ from typing import Any
 
 import orjson
 
+from corpusforge.config.runner import Runner
 from corpusforge.local.machine import default_workers, process_context
 
 MONTH_LINES = 140_000_000
@@ -183,7 +184,7 @@ def extract_stage(
         limits = dataclasses.replace(config.limits, bz2_threads=bz2_threads)
         config = dataclasses.replace(config, limits=limits)
     described = tb.describe_input(archive, config)
-    tb.run_extract([described], config, [])
+    tb.run_extract([described], config, Runner())
     counts = read_json(join(out, "tweets", described.extract, tb.COUNTS))
     return int(counts["lines_read"])
 
@@ -221,7 +222,7 @@ def pair_stage(
     tweets = sorted(str(p) for p in Path(out).glob("tweets/*/tweets/*.parquet"))
     deletes = sorted(str(p) for p in Path(out).glob("tweets/*/deletes/*.parquet"))
     staging = join(out, "_bench_staging")
-    tp.run_pairs(tweets, deletes, config, [], staging)
+    tp.run_pairs(tweets, deletes, config, Runner(), staging)
     return sum(pq.read_metadata(f).num_rows for f in tweets)
 
 
@@ -234,7 +235,7 @@ def whole_build(archive: str, runner: str, workers: int | None = None) -> int:
         runner: ``local`` (the default engines), ``beam`` (both Beam pipelines on the
             in-process runner), ``prism`` (both on Prism, started by Beam from the binary
             ``scripts/prism.sh`` built, workers in this process) or ``flink`` (both on Flink
-            through the job server ``scripts/flink.sh`` built: see :func:`flink_args`).
+            through the job server ``scripts/flink.sh`` built: see :func:`flink_runner`).
         workers: the local engine's processes (``--workers``; ``None``: one per core).
     """
     from corpusforge.builds import twitter as tb
@@ -242,7 +243,7 @@ def whole_build(archive: str, runner: str, workers: int | None = None) -> int:
     from corpusforge.inspect.card import write_card
 
     engine = "local" if runner == "local" else "beam"
-    beam_args = {"prism": ["--runner=prism"], "flink": flink_args()}.get(runner, [])
+    on = {"prism": Runner(name="prism"), "flink": flink_runner()}.get(runner, Runner())
     with tempfile.TemporaryDirectory(prefix="corpusforge-bench-build-") as folder:
         config = TwitterConfig(
             inputs=(archive,),
@@ -251,7 +252,7 @@ def whole_build(archive: str, runner: str, workers: int | None = None) -> int:
             pair_engine=engine,
             workers=workers,
         )
-        manifest = tb.build(config, beam_args, finish_draft=write_card)
+        manifest = tb.build(config, on, finish_draft=write_card)
     return int(manifest["counts"]["lines_read"])
 
 
@@ -469,12 +470,13 @@ def flink_available() -> bool:
     return True
 
 
-def flink_args() -> list[str]:
-    """The ``flink`` whole build's Beam flags: ``--runner=flink``, with the cluster of
+def flink_runner() -> Runner:
+    """The ``flink`` whole build's runner: ``--runner=flink``, with the cluster of
     ``$CORPUSFORGE_FLINK_MASTER`` at parallelism 2 where it is set (else embedded Flink)."""
     master = os.environ.get(FLINK_MASTER_ENV)
-    cluster = [f"--flink_master={master}", "--parallelism=2"] if master else []
-    return ["--runner=flink", *cluster]
+    if not master:
+        return Runner(name="flink")
+    return Runner(name="flink", master=master, options=("--parallelism=2",))
 
 
 def _scaling(

@@ -10,8 +10,8 @@ unless a reporter is installed in this process::
 The command line installs one around a build, only when the runner runs the DoFns in its
 own process (Beam's in-process ``FnApiRunner``) and ``--quiet`` was not given::
 
-    with progress.local_reporter(enabled=not quiet and progress.runs_in_process(beam_args)):
-        build(config, beam_args)
+    with progress.local_reporter(enabled=not quiet and runner.in_process):
+        build(config, runner)
 
 On any other runner the DoFns run in worker processes where no reporter is installed, so
 the calls cost nothing and show nothing. DoFns may call from several threads: the reporter
@@ -25,7 +25,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from rich.console import Console
@@ -40,12 +40,6 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
-
-from corpusforge.beamflags import runner_flag
-
-IN_PROCESS_RUNNERS = frozenset({"FnApiRunner", "BundleBasedDirectRunner"})
-"""Runners that execute DoFns in the driver's process (a missing ``--runner`` means the
-in-process ``FnApiRunner``: see ``corpusforge.config.beam.with_default_runner``)."""
 
 _active: Reporter | None = None
 _install_lock = threading.Lock()
@@ -100,16 +94,6 @@ def stage(name: str) -> None:
     reporter = _active
     if reporter is not None:
         reporter.stage(name)
-
-
-def runs_in_process(beam_args: Sequence[str]) -> bool:
-    """Whether these Beam flags pick a runner that runs DoFns in this process.
-
-    Args:
-        beam_args: pipeline flags, e.g. ``["--runner=DataflowRunner", "--project=p"]``.
-    """
-    runner = runner_flag(beam_args)
-    return runner is None or runner.rsplit(".", 1)[-1] in IN_PROCESS_RUNNERS
 
 
 @contextlib.contextmanager

@@ -31,6 +31,7 @@ from corpusforge.builds import paranmt as paranmt_build
 from corpusforge.builds import twitter_extract as tb
 from corpusforge.builds import twitter_pairs as tp
 from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
+from corpusforge.config.runner import Runner
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.release.io import expand_inputs
 
@@ -49,6 +50,7 @@ DATAFLOW = [
     "--staging_location=gs://demo-bucket/staging",
     "--sdk_container_image=europe-west4-docker.pkg.dev/demo-project/corpusforge/worker:2.77.0",
 ]
+DATAFLOW_RUNNER = Runner.parse(DATAFLOW)
 
 
 class RecordingDataflowRunner(DataflowRunner):
@@ -115,8 +117,8 @@ def test_twitter_jobs_for_a_year_translate_far_below_the_request_limit(
     deletes = [shards.format(d, "deletes", 0) for d in range(DAYS)]
 
     def run() -> None:
-        tb.run_extract([tb.describe_input(u, config) for u in uris], config, DATAFLOW)
-        tp.run_pairs(tweets, deletes, config, DATAFLOW, str(tmp_path / "staging"))
+        tb.run_extract([tb.describe_input(u, config) for u in uris], config, DATAFLOW_RUNNER)
+        tp.run_pairs(tweets, deletes, config, DATAFLOW_RUNNER, str(tmp_path / "staging"))
 
     _check(_jobs(run), expected_jobs=2)
 
@@ -137,7 +139,7 @@ def test_bitext_job_for_a_year_translates_far_below_the_request_limit(
     names = sorted(str(p) for p in bitext_year.iterdir())
     inputs = (str(bitext_year / "*"),) if given_as == "one glob" else tuple(names)
     config = BitextConfig(inputs=inputs, out=str(tmp_path / "release"), dataset="Daily")
-    _check(_jobs(lambda: bitext_build.start(config, DATAFLOW)), expected_jobs=1)
+    _check(_jobs(lambda: bitext_build.start(config, DATAFLOW_RUNNER)), expected_jobs=1)
 
 
 def test_paranmt_job_for_a_year_translates_far_below_the_request_limit(tmp_path: Path) -> None:
@@ -148,4 +150,4 @@ def test_paranmt_job_for_a_year_translates_far_below_the_request_limit(tmp_path:
             "the cat sat on the mat today\ta cat was sitting on the mat today\t0.8\n"
         )
     config = ParaphraseConfig(inputs=(str(root / "*.txt"),), out=str(tmp_path / "release"))
-    _check(_jobs(lambda: paranmt_build.start(config, DATAFLOW)), expected_jobs=1)
+    _check(_jobs(lambda: paranmt_build.start(config, DATAFLOW_RUNNER)), expected_jobs=1)

@@ -17,13 +17,14 @@ import pipelines.bitext_pairs
 import pipelines.paranmt_pairs
 import pipelines.twitter_pairs
 from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions, TwitterPairsOptions
+from corpusforge.config.runner import Runner
 
 BEAM = ["--runner", "DataflowRunner", "--project=p", "--direct_num_workers", "2"]
 
 
 def test_twitter_flags_parse_and_leave_beam_flags_to_beam() -> None:
     argv = ["--input=a.zip", "--input", "b.zip", "--out=o", "--clean", "ct", "--lang=es", *BEAM]
-    options, beam_args = TwitterPairsOptions.split(argv)
+    options, runner = TwitterPairsOptions.split(argv)
     config = options.to_config()
     assert (config.inputs, config.out, config.clean, config.langs) == (
         ("a.zip", "b.zip"),
@@ -31,7 +32,8 @@ def test_twitter_flags_parse_and_leave_beam_flags_to_beam() -> None:
         "ct",
         ("es",),
     )
-    assert beam_args == BEAM
+    assert runner == Runner.parse(BEAM)
+    assert runner.beam_args() == ["--runner=DataflowRunner", *BEAM[2:]]
     assert TwitterPairsOptions.split(["--input=a", "--out=o"])[0].to_config().clean == "paper"
     with pytest.raises(SystemExit):  # none is a bitext profile, not a Twitter one
         TwitterPairsOptions(["--input=a", "--out=o", "--clean", "none"])
@@ -39,7 +41,7 @@ def test_twitter_flags_parse_and_leave_beam_flags_to_beam() -> None:
 
 def test_bitext_flags_parse_clean_none() -> None:
     argv = ["--input=a.de", "--input=a.en", "--out=o", "--clean", "none", "--seed=3", *BEAM]
-    options, beam_args = BitextPairsOptions.split(argv)
+    options, runner = BitextPairsOptions.split(argv)
     config = options.to_config()
     assert (config.inputs, config.clean, config.seed, config.profile) == (
         ("a.de", "a.en"),
@@ -47,15 +49,18 @@ def test_bitext_flags_parse_clean_none() -> None:
         3,
         None,
     )
-    assert beam_args == BEAM
+    assert runner == Runner.parse(BEAM)
+    assert runner.beam_args() == ["--runner=DataflowRunner", *BEAM[2:]]
     assert BitextPairsOptions(["--input=a", "--out=o", "--clean=ct"]).to_config().clean == "ct"
     # a Twitter flag is no bitext flag: it is left to Beam
-    assert BitextPairsOptions.split(["--input=a", "--out=o", "--lang=en"])[1] == ["--lang=en"]
+    assert BitextPairsOptions.split(["--input=a", "--out=o", "--lang=en"])[1].options == (
+        "--lang=en",
+    )
 
 
 def test_paranmt_flags_parse() -> None:
     argv = ["--input=p.txt.gz", "--out=o", "--clean", "none", "--min_score=0.5", *BEAM]
-    options, beam_args = ParanmtPairsOptions.split(argv)
+    options, runner = ParanmtPairsOptions.split(argv)
     config = options.to_config()
     assert (config.inputs, config.clean, config.filters.min_score, config.dataset) == (
         ("p.txt.gz",),
@@ -63,7 +68,8 @@ def test_paranmt_flags_parse() -> None:
         0.5,
         "paranmt",
     )
-    assert beam_args == BEAM
+    assert runner == Runner.parse(BEAM)
+    assert runner.beam_args() == ["--runner=DataflowRunner", *BEAM[2:]]
     lowered = ParanmtPairsOptions(["--input=p", "--out=o", "--clean=paper", "--lowercase"])
     assert lowered.to_config().lowercase is True
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from corpusforge.config.runner import Runner
 from corpusforge.flink import FLINK_JAR_ENV, JAVA_17_FLAGS, FlinkNotFoundError, uses_flink
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,7 +35,7 @@ def test_flink_runner_names() -> None:
 def test_runner_flink_gets_the_job_server_embedded_flink_and_loopback(jar: Path) -> None:
     from corpusforge.config.beam import pipeline_options
 
-    options = pipeline_options(["--runner=flink"]).get_all_options()
+    options = pipeline_options(Runner(name="flink")).get_all_options()
     assert options["runner"] == "FlinkRunner"
     assert options["flink_job_server_jar"] == str(jar)
     assert options["flink_version"] == "1.19"
@@ -47,11 +48,11 @@ def test_the_users_master_environment_and_job_server_are_kept(jar: Path) -> None
     from corpusforge.config.beam import pipeline_options
 
     options = pipeline_options(
-        [
+        Runner.parse([
             "--runner=FlinkRunner", "--flink_master=localhost:8081",
             "--environment_type=EXTERNAL", "--environment_config=localhost:50000",
             "--job_endpoint=localhost:8099",
-        ]
+        ])
     ).get_all_options()  # fmt: skip
     assert options["flink_master"] == "localhost:8081"
     assert options["environment_type"] == "EXTERNAL"
@@ -60,9 +61,7 @@ def test_the_users_master_environment_and_job_server_are_kept(jar: Path) -> None
 
 
 def test_the_manifest_names_the_flink_runner(jar: Path) -> None:
-    from corpusforge.beamflags import runner_name
-
-    assert runner_name(["--runner=flink", "--flink_master=localhost:8081"]) == "FlinkRunner"
+    assert Runner(name="flink", master="localhost:8081").class_name == "FlinkRunner"
 
 
 def test_a_missing_job_server_raises_naming_the_build_script(
@@ -72,7 +71,7 @@ def test_a_missing_job_server_raises_naming_the_build_script(
 
     monkeypatch.setenv(FLINK_JAR_ENV, str(tmp_path / "missing.jar"))
     with pytest.raises(FlinkNotFoundError, match=r"bash scripts/flink\.sh"):
-        pipeline_options(["--runner=flink"])
+        pipeline_options(Runner(name="flink"))
 
 
 @pytest.mark.parametrize(
@@ -109,5 +108,5 @@ def test_a_missing_job_server_is_one_line_and_creates_nothing(
 def test_a_running_job_server_keeps_its_own_flink_master(jar: Path) -> None:
     from corpusforge.config.beam import pipeline_options
 
-    options = pipeline_options(["--runner=flink", "--job_endpoint=localhost:8099"])
+    options = pipeline_options(Runner(name="flink", endpoint="localhost:8099"))
     assert options.get_all_options()["flink_master"] == "[auto]"

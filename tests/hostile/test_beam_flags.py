@@ -7,14 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from corpusforge.beamflags import (
-    UnknownFlag,
-    choose_engine,
-    runner_flag,
-    runner_name,
-    split_inputs,
-)
+from corpusforge.beamflags import UnknownFlag, choose_engine, split_inputs
 from corpusforge.builds import twitter_extract
+from corpusforge.config.runner import Runner
 from corpusforge.config.twitter import TwitterConfig
 
 from .conftest import GOOD, member, write_zip
@@ -68,8 +63,8 @@ def test_a_beam_flag_changes_the_build_from_either_side(
     engines: list[str] = []
     original = twitter_extract.extract_engine
 
-    def spy(config: TwitterConfig, beam_args: list[str]) -> str:
-        engines.append(original(config, beam_args))
+    def spy(config: TwitterConfig, runner: Runner) -> str:
+        engines.append(original(config, runner))
         return engines[-1]
 
     monkeypatch.setattr(twitter_extract, "extract_engine", spy)
@@ -100,7 +95,7 @@ def test_a_beam_flag_changes_the_build_from_either_side(
 )
 def test_every_build_names_the_runner_the_same_way(flags: list[str], runner: str) -> None:
     # One function for the manifests of every source and for the extract's batching.
-    assert runner_name(flags) == runner
+    assert Runner.parse(flags).class_name == runner
 
 
 def test_no_flags_name_the_in_process_runner_without_importing_beam() -> None:
@@ -109,8 +104,8 @@ def test_no_flags_name_the_in_process_runner_without_importing_beam() -> None:
 
     probe = (
         "import sys\n"
-        "from corpusforge.beamflags import runner_name\n"
-        "print(runner_name([]), 'apache_beam' in sys.modules)\n"
+        "from corpusforge.config.runner import Runner\n"
+        "print(Runner.parse([]).class_name, 'apache_beam' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.stdout.split() == ["FnApiRunner", "False"], done.stderr[-2000:]
@@ -128,7 +123,7 @@ def test_no_flags_name_the_in_process_runner_without_importing_beam() -> None:
     ],
 )
 def test_runner_flag_reads_the_flag_as_written(flags: list[str], runner: str | None) -> None:
-    assert runner_flag(flags) == runner
+    assert Runner.parse(flags).name == runner
 
 
 @pytest.mark.parametrize(
@@ -148,4 +143,4 @@ def test_every_build_chooses_its_engine_by_one_rule(
 ) -> None:
     # Twitter's two stages and the bitext and ParaNMT builds: several direct workers ask for
     # Beam everywhere (the bitext builds once ran locally and dropped the flag).
-    assert choose_engine(choice, paths, flags) == engine
+    assert choose_engine(choice, paths, Runner.parse(flags)) == engine

@@ -13,6 +13,7 @@ import pytest
 from rich.console import Console
 
 from corpusforge import progress
+from corpusforge.config.runner import Runner
 
 
 def fake_console() -> Console:
@@ -147,7 +148,7 @@ def test_log_records_go_through_the_console_while_drawing() -> None:
     ],
 )
 def test_runs_in_process(args: list[str], local: bool) -> None:
-    assert progress.runs_in_process(args) is local
+    assert Runner.parse(args).in_process is local
 
 
 class _ReadFn(beam.DoFn):

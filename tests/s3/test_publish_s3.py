@@ -16,6 +16,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from corpusforge.config.runner import Runner
 from corpusforge.release import objectstore
 from corpusforge.synth.twitter import write_synthetic_archive
 
@@ -202,7 +203,7 @@ def test_a_runner_whose_workers_run_elsewhere_writes_its_draft_in_the_bucket(
     flags: list[str], in_bucket: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("CORPUSFORGE_S3_DRAFT", raising=False)
-    store = objectstore.ObjectStore("s3://bucket/rel", flags, client=object())
+    store = objectstore.ObjectStore("s3://bucket/rel", Runner.parse(flags), client=object())
     assert store.in_bucket is in_bucket
 
 

@@ -12,6 +12,7 @@ from apache_beam.runners.runner import PipelineResult, PipelineRunner, PipelineS
 
 from corpusforge.builds import twitter_extract as tb
 from corpusforge.builds import twitter_pairs as tp
+from corpusforge.config.runner import Runner
 from corpusforge.config.twitter import TwitterConfig
 
 
@@ -33,7 +34,7 @@ def test_extract_and_pair_graphs_build_offline(tmp_path: Path) -> None:
     archive = tmp_path / "twitter-stream-2021-01-01.zip"
     archive.write_bytes(b"PK\x05\x06" + b"\x00" * 18)  # an empty zip: only its name matters
     config = TwitterConfig(inputs=(str(archive),), out=str(tmp_path / "release"))
-    runner = [f"--runner={__name__}.GraphOnlyRunner"]
+    runner = Runner(name=f"{__name__}.GraphOnlyRunner")
     GraphOnlyRunner.graphs.clear()
     tb.run_extract([tb.describe_input(str(archive), config)], config, runner)
     tp.run_pairs(["t.parquet"], ["d.parquet"], config, runner, str(tmp_path / "staging"))

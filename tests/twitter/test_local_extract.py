@@ -10,6 +10,7 @@ import pytest
 
 from corpusforge.builds import twitter_extract as tb
 from corpusforge.builds import twitter_pairs as tp
+from corpusforge.config.runner import Runner
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.local import extract as local_extract
 from corpusforge.local.spill import PartitionWriter
@@ -30,7 +31,7 @@ def _extract(archive: str, out: Path, engine: str, workers: int = 1) -> dict[str
         workers=workers,
     )
     described = tb.describe_input(archive, config)
-    tb.run_extract([described], config, [])
+    tb.run_extract([described], config, Runner())
     folder = out / "tweets" / described.extract
     files = json.loads((folder / "_files.json").read_text())
     assert (folder / "_SUCCESS").is_file()
@@ -127,11 +128,11 @@ def test_same_extract_as_the_beam_pipeline(
 
 def test_auto_extracts_locally_only_without_a_runner_or_remote_paths() -> None:
     config = TwitterConfig(inputs=("a.zip",), out="out")
-    assert tb.extract_engine(config, []) == "local"
-    assert tb.extract_engine(config, ["--runner=DataflowRunner"]) == "beam"
-    assert tb.extract_engine(config, ["--direct_num_workers=2"]) == "beam"
+    assert tb.extract_engine(config, Runner()) == "local"
+    assert tb.extract_engine(config, Runner(name="DataflowRunner")) == "beam"
+    assert tb.extract_engine(config, Runner(options=("--direct_num_workers=2",))) == "beam"
     remote = TwitterConfig(inputs=("gs://bucket/a.zip",), out="out")
-    assert tb.extract_engine(remote, []) == "beam"
-    assert tp.pair_engine(remote, []) == "local"  # the pair stage reads only the extracts
+    assert tb.extract_engine(remote, Runner()) == "beam"
+    assert tp.pair_engine(remote, Runner()) == "local"  # the pair stage reads only the extracts
     forced = TwitterConfig(inputs=("a.zip",), out="out", extract_engine="beam")
-    assert tb.extract_engine(forced, []) == "beam"
+    assert tb.extract_engine(forced, Runner()) == "beam"

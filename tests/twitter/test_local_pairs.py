@@ -18,6 +18,7 @@ import pytest
 from corpusforge.builds import twitter_pairs
 from corpusforge.builds.twitter import build
 from corpusforge.builds.twitter_pairs import pair_engine
+from corpusforge.config.runner import Runner
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.jobs import WorkerDied
 from corpusforge.local import chosen, tweet_rows
@@ -544,10 +545,11 @@ def test_fasttext_predicts_each_record_once_whatever_the_partitions(
 
 def test_auto_engine_is_local_only_without_a_runner_or_workers() -> None:
     config = TwitterConfig(inputs=("x",), out="y")
-    assert pair_engine(config, []) == "local"
-    assert pair_engine(config, ["--runner=DataflowRunner"]) == "beam"
-    assert pair_engine(config, ["--direct_num_workers=2"]) == "beam"
-    assert pair_engine(TwitterConfig(inputs=("x",), out="y", pair_engine="beam"), []) == "beam"
+    assert pair_engine(config, Runner()) == "local"
+    assert pair_engine(config, Runner(name="DataflowRunner")) == "beam"
+    assert pair_engine(config, Runner(options=("--direct_num_workers=2",))) == "beam"
+    forced = TwitterConfig(inputs=("x",), out="y", pair_engine="beam")
+    assert pair_engine(forced, Runner()) == "beam"
 
 
 def test_partitions_are_stable_numbers() -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from corpusforge.builds.twitter import build
+from corpusforge.config.runner import Runner
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.pairing.benchmarks import BenchmarkConfig
 from corpusforge.synth.twitter import write_synthetic_archive
@@ -75,7 +76,8 @@ def test_two_worker_processes_give_the_same_rows(
 ) -> None:
     args = ["--direct_num_workers=2", "--direct_running_mode=multi_processing"]
     two = build(
-        TwitterConfig(inputs=tuple(archives), out=str(tmp_path / "r"), benchmarks=BENCH), args
+        TwitterConfig(inputs=tuple(archives), out=str(tmp_path / "r"), benchmarks=BENCH),
+        Runner.parse(args),
     )
     assert _differences(_fingerprint(two), _fingerprint(reference)) == []
 
@@ -115,7 +117,8 @@ def test_portable_job_api_path_gives_the_same_rows(
             "--environment_type=LOOPBACK",
         ]
         portable = build(
-            TwitterConfig(inputs=tuple(archives), out=str(tmp_path / "r"), benchmarks=BENCH), args
+            TwitterConfig(inputs=tuple(archives), out=str(tmp_path / "r"), benchmarks=BENCH),
+            Runner.parse(args),
         )
     finally:
         service.terminate()

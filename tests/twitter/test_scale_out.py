@@ -18,6 +18,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.builds import twitter_pairs as tp
+from corpusforge.config.runner import Runner
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.pairing.benchmarks import BenchmarkConfig
 from corpusforge.text.clean import get_profile
@@ -38,7 +39,7 @@ class GraphOnlyRunner(PipelineRunner):
 def _pair_graph(tmp_path: Path, **settings: Any) -> beam_runner_api_pb2.Pipeline:
     config = TwitterConfig(inputs=("unused",), out=str(tmp_path / "release"), **settings)
     GraphOnlyRunner.graphs.clear()
-    runner = [f"--runner={__name__}.GraphOnlyRunner"]
+    runner = Runner(name=f"{__name__}.GraphOnlyRunner")
     tp.run_pairs(["t.parquet"], ["d.parquet"], config, runner, str(tmp_path / "staging"))
     (graph,) = GraphOnlyRunner.graphs
     return graph

@@ -43,10 +43,10 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.runners.runner import PipelineResult
 
-from corpusforge.beamflags import runner_name
 from corpusforge.builds.local import either_engine, run_entry_point
 from corpusforge.config.beam import pipeline_options
 from corpusforge.config.bitext import BitextConfig
+from corpusforge.config.runner import Runner
 from corpusforge.jobs import run as run_job
 from corpusforge.pairing.decontam import load_decontaminator
 from corpusforge.pairing.filters import pair_key
@@ -88,7 +88,7 @@ def bitext_sort_key(row: Mapping[str, Any]) -> tuple[str, str, str]:
 
 
 def prepare(
-    config: BitextConfig, beam_args: list[str], store: ReleaseStore
+    config: BitextConfig, runner: Runner, store: ReleaseStore
 ) -> tuple[ReleaseSpec, list[OpusInput | DeadLetter], list[str]]:
     """Expand and plan the inputs, resolve the model, and open the release's draft.
 
@@ -115,7 +115,7 @@ def prepare(
         per_lang_pair=True,
         config={**release_config(config.to_json()), "lid": lid},
         plan=describe_plan(plan),
-        runner=runner_name(beam_args),
+        runner=runner.class_name,
         store=store,
         keep_rejected=config.keep_rejected,
         holdout=config.holdout is not None,
@@ -125,13 +125,13 @@ def prepare(
 
 
 def start(
-    config: BitextConfig, beam_args: list[str] | None = None, store: ReleaseStore | None = None
+    config: BitextConfig, runner: Runner | None = None, store: ReleaseStore | None = None
 ) -> PipelineResult:
     """Plan the inputs and start the bitext pipeline; returns the runner's result.
 
     Args:
         config: validated configuration.
-        beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
+        runner: where the Beam pipelines run (default: the in-process runner).
         store: the release's store, whose lock the caller holds (default: opened here, for
             a caller that holds no lock, such as a template launch).
 
@@ -140,12 +140,12 @@ def start(
         FileNotFoundError: no language-id model is found.
         ReleaseError: ``config.out`` cannot take a release.
     """
-    beam_args = list(beam_args or [])
+    runner = runner or Runner()
     decontaminator = load_decontaminator(
         config.decontaminate, config.profile, config.lowercase_only
     )
-    spec, plan, uris = prepare(config, beam_args, store or open_store(config.out))
-    p = beam.Pipeline(options=pipeline_options(beam_args))
+    spec, plan, uris = prepare(config, runner, store or open_store(config.out))
+    p = beam.Pipeline(options=pipeline_options(runner))
     read = (
         p
         | "Plan" >> beam.Create(plan)
@@ -182,7 +182,7 @@ def start(
     return run_job(p)
 
 
-def build(config: BitextConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
+def build(config: BitextConfig, runner: Runner | None = None) -> dict[str, Any]:
     """Run the whole build, holding the release's lock; returns the manifest it published.
 
     ``config.engine`` says where: the local engine (:mod:`corpusforge.builds.local`) or the
@@ -190,9 +190,9 @@ def build(config: BitextConfig, beam_args: list[str] | None = None) -> dict[str,
 
     Args:
         config: validated configuration.
-        beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
+        runner: where the Beam pipelines run (default: the in-process runner).
 
     Raises:
         AccountingError: the accounting does not balance (nothing published).
     """
-    return driver.build(either_engine(start), config, beam_args)
+    return driver.build(either_engine(start), config, runner)

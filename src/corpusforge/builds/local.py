@@ -15,9 +15,10 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from corpusforge.beamflags import choose_engine, runner_name
+from corpusforge.beamflags import choose_engine
 from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions
 from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
+from corpusforge.config.runner import Runner
 from corpusforge.local.bitext import PairJob, filter_workers, floor_bytes, run_pairs
 from corpusforge.local.machine import check_floor, default_workers, memory_budget
 from corpusforge.pairing.candidates import PairRules
@@ -44,12 +45,12 @@ def either_engine(start: StartBuild) -> RunBuild:
     """
 
     def run(
-        config: BitextConfig | ParaphraseConfig, beam_args: list[str], store: ReleaseStore
+        config: BitextConfig | ParaphraseConfig, runner: Runner, store: ReleaseStore
     ) -> dict[str, Any] | None:
-        if choose_engine(config.engine, [*config.inputs, config.out], beam_args) == "local":
-            return build_locally(config, beam_args, store)
-        result = start(config, beam_args, store)
-        return finish(result, config.out, runner_name(beam_args), store)
+        if choose_engine(config.engine, [*config.inputs, config.out], runner) == "local":
+            return build_locally(config, runner, store)
+        result = start(config, runner, store)
+        return finish(result, config.out, runner.class_name, store)
 
     return run
 
@@ -71,7 +72,7 @@ def run_entry_point(
 
 
 def build_locally(
-    config: BitextConfig | ParaphraseConfig, beam_args: list[str], store: ReleaseStore
+    config: BitextConfig | ParaphraseConfig, runner: Runner, store: ReleaseStore
 ) -> dict[str, Any] | None:
     """The build of ``config`` on the local engine, under the lock the caller holds; the
     manifest it published.
@@ -83,8 +84,8 @@ def build_locally(
     """
     check_budget(config)
     if isinstance(config, BitextConfig):
-        return build_bitext(config, beam_args, store, config.workers)
-    return build_paranmt(config, beam_args, store, config.workers)
+        return build_bitext(config, runner, store, config.workers)
+    return build_paranmt(config, runner, store, config.workers)
 
 
 def check_budget(config: BitextConfig | ParaphraseConfig) -> None:
@@ -104,7 +105,7 @@ def check_budget(config: BitextConfig | ParaphraseConfig) -> None:
 
 
 def build_bitext(
-    config: BitextConfig, beam_args: list[str], store: ReleaseStore, workers: int | None
+    config: BitextConfig, runner: Runner, store: ReleaseStore, workers: int | None
 ) -> dict[str, Any] | None:
     """The bitext build on the local engine; the manifest it published.
 
@@ -116,7 +117,7 @@ def build_bitext(
     decontaminator = load_decontaminator(
         config.decontaminate, config.profile, config.lowercase_only
     )
-    spec, plan, uris = prepare(config, beam_args, store)
+    spec, plan, uris = prepare(config, runner, store)
     job = PairJob(
         kind="bitext",
         rules=PairRules(
@@ -155,7 +156,7 @@ def build_bitext(
 
 
 def build_paranmt(
-    config: ParaphraseConfig, beam_args: list[str], store: ReleaseStore, workers: int | None
+    config: ParaphraseConfig, runner: Runner, store: ReleaseStore, workers: int | None
 ) -> dict[str, Any] | None:
     """The ParaNMT build on the local engine; the manifest it published.
 
@@ -167,7 +168,7 @@ def build_paranmt(
     decontaminator = load_decontaminator(
         config.decontaminate, config.profile, config.lowercase_only
     )
-    spec, uris = prepare_paranmt(config, beam_args, store)
+    spec, uris = prepare_paranmt(config, runner, store)
     job = PairJob(
         kind="paraphrase",
         rules=PairRules(

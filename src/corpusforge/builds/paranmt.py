@@ -27,10 +27,10 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.runners.runner import PipelineResult
 
-from corpusforge.beamflags import runner_name
 from corpusforge.builds.local import either_engine
 from corpusforge.config.beam import pipeline_options
 from corpusforge.config.bitext import ParaphraseConfig
+from corpusforge.config.runner import Runner
 from corpusforge.jobs import run as run_job
 from corpusforge.pairing.decontam import load_decontaminator
 from corpusforge.pairing.filters import pair_key
@@ -52,7 +52,7 @@ def paraphrase_sort_key(row: Mapping[str, Any]) -> tuple[str, str, str]:
 
 
 def prepare(
-    config: ParaphraseConfig, beam_args: list[str], store: ReleaseStore
+    config: ParaphraseConfig, runner: Runner, store: ReleaseStore
 ) -> tuple[ReleaseSpec, list[str]]:
     """Expand the inputs, resolve the model and open the release's draft.
 
@@ -74,7 +74,7 @@ def prepare(
         per_lang_pair=False,
         config={**release_config(config.to_json()), "lid": lid},
         plan=[{"format": "paranmt", "files": [file_name(uri)]} for uri in uris],
-        runner=runner_name(beam_args),
+        runner=runner.class_name,
         store=store,
         keep_rejected=config.keep_rejected,
         holdout=config.holdout is not None,
@@ -85,14 +85,14 @@ def prepare(
 
 def start(
     config: ParaphraseConfig,
-    beam_args: list[str] | None = None,
+    runner: Runner | None = None,
     store: ReleaseStore | None = None,
 ) -> PipelineResult:
     """Start the ParaNMT pipeline; returns the runner's result.
 
     Args:
         config: validated configuration.
-        beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
+        runner: where the Beam pipelines run (default: the in-process runner).
         store: the release's store, whose lock the caller holds (default: opened here).
 
     Raises:
@@ -100,12 +100,12 @@ def start(
         FileNotFoundError: no language-id model is found.
         ReleaseError: ``config.out`` cannot take a release.
     """
-    beam_args = list(beam_args or [])
+    runner = runner or Runner()
     decontaminator = load_decontaminator(
         config.decontaminate, config.profile, config.lowercase_only
     )
-    spec, uris = prepare(config, beam_args, store or open_store(config.out))
-    p = beam.Pipeline(options=pipeline_options(beam_args))
+    spec, uris = prepare(config, runner, store or open_store(config.out))
+    p = beam.Pipeline(options=pipeline_options(runner))
     files = p | "Inputs" >> beam.Create(uris)
     read = files | "Read" >> ReadParaphrases(config.dataset)
     pairs = read["pairs"] | "Pairs" >> ParaphrasePairs(
@@ -130,7 +130,7 @@ def start(
     return run_job(p)
 
 
-def build(config: ParaphraseConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
+def build(config: ParaphraseConfig, runner: Runner | None = None) -> dict[str, Any]:
     """Run the whole build, holding the release's lock; returns the manifest it published.
 
     ``config.engine`` says where: the local engine (:mod:`corpusforge.builds.local`) or the
@@ -138,9 +138,9 @@ def build(config: ParaphraseConfig, beam_args: list[str] | None = None) -> dict[
 
     Args:
         config: validated configuration.
-        beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
+        runner: where the Beam pipelines run (default: the in-process runner).
 
     Raises:
         AccountingError: the accounting does not balance (nothing published).
     """
-    return driver.build(either_engine(start), config, beam_args)
+    return driver.build(either_engine(start), config, runner)

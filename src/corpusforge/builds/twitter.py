@@ -37,7 +37,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from corpusforge import progress
-from corpusforge.beamflags import runner_name
 from corpusforge.builds.twitter_extract import (
     InputArchive,
     check_budget,
@@ -48,6 +47,7 @@ from corpusforge.builds.twitter_extract import (
     run_extract,
 )
 from corpusforge.builds.twitter_pairs import run_pairs
+from corpusforge.config.runner import Runner
 from corpusforge.config.twitter import DATASETS, TwitterConfig
 from corpusforge.pairing.benchmarks import BENCHMARKS
 from corpusforge.pairing.conversations import CHILDREN_PER_PAIR, DropReason
@@ -100,7 +100,7 @@ REBUILT = (
 
 def build(
     config: TwitterConfig,
-    beam_args: list[str] | None = None,
+    runner: Runner | None = None,
     *,
     finish_draft: Callable[[str], object] | None = None,
 ) -> dict[str, Any]:
@@ -115,7 +115,7 @@ def build(
 
     Args:
         config: validated configuration.
-        beam_args: Beam pipeline flags (``--runner``, …); the in-process runner by default.
+        runner: where the Beam pipelines run (default: the in-process runner).
         finish_draft: called with the draft folder of a local release after its manifest is
             written and before it is published (the dataset card is written there).
 
@@ -128,15 +128,15 @@ def build(
         MemoryBudgetError: ``--memory-limit`` is below the least the build keeps (checked
             first).
     """
-    beam_args = list(beam_args or [])
+    runner = runner or Runner()
     check_budget(config)
-    store = open_store(config.out, beam_args)
+    store = open_store(config.out, runner)
     uris = expand_inputs(config.inputs, exclude=[config.out, *sidecars(config.out)])
     with store.locked():
         try:
             root = store.begin(rebuilt=REBUILT)
             manifest, accounting = _build_into(
-                dataclasses.replace(config, out=root), beam_args, uris, _current_manifest(store)
+                dataclasses.replace(config, out=root), runner, uris, _current_manifest(store)
             )
             local = finish_draft if not is_uri(root) else None
             progress.stage("commit")
@@ -163,7 +163,7 @@ def _current_manifest(store: ReleaseStore) -> dict[str, Any] | None:
 
 def _build_into(
     config: TwitterConfig,
-    beam_args: list[str],
+    runner: Runner,
     uris: list[str],
     published: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], Accounting]:
@@ -172,7 +172,7 @@ def _build_into(
 
     Args:
         config: the build's settings, ``out`` the draft.
-        beam_args: Beam pipeline flags.
+        runner: where the Beam pipelines run.
         uris: the input archives.
         published: the manifest of the release the draft's extracts were carried from; an
             extract it published is reused only if its files are as it records them
@@ -186,8 +186,8 @@ def _build_into(
     log.info("extracting %d archives, reusing %d", len(todo), len(archives) - len(todo))
     progress.archives_planned(len(todo))
     progress.stage("extract")
-    for batch in extract_batches(todo, beam_args):
-        run_extract(batch, config, beam_args)
+    for batch in extract_batches(todo, runner):
+        run_extract(batch, config, runner)
 
     extract_files: list[dict[str, Any]] = []
     extract_counts = []
@@ -201,14 +201,14 @@ def _build_into(
     staging = join(config.out, layout.STAGING)
     delete_tree(staging)
     progress.stage("pairs")
-    run_pairs(tweet_files, delete_files, config, beam_args, staging)
+    run_pairs(tweet_files, delete_files, config, runner, staging)
     pair_counts = read_json(join(staging, COUNTS)) if exists(join(staging, COUNTS)) else {}
     progress.stage("publish")
     pair_files = _publish(config, staging)
     delete_tree(staging)
 
     manifest, accounting = _manifest(
-        config, beam_args, archives, extract_files, extract_counts, pair_counts, pair_files
+        config, runner, archives, extract_files, extract_counts, pair_counts, pair_files
     )
     progress.stage("reference scores")
     manifest["reference_scores"] = _reference_scores(config)
@@ -300,7 +300,7 @@ def _schema_of(path: str) -> SchemaRef:
 
 def _manifest(
     config: TwitterConfig,
-    beam_args: list[str],
+    runner: Runner,
     archives: list[InputArchive],
     extract_files: list[dict[str, Any]],
     extract_counts: list[dict[str, int]],
@@ -323,7 +323,7 @@ def _manifest(
         software=software_versions(),
         schemas=(TWEET, DELETE, DEAD_LETTER, PAIR, BENCHMARK),
         config=release_config(config.to_json()),
-        runner=runner_name(beam_args),
+        runner=runner.class_name,
         inputs=[a.to_json() for a in archives],
         files=files,
         datasets=datasets,

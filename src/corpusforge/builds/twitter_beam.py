@@ -17,6 +17,7 @@ from typing import Any
 import apache_beam as beam
 
 from corpusforge.config.beam import pipeline_options
+from corpusforge.config.runner import Runner
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.jobs import job
 from corpusforge.local.pairs import PairSettings
@@ -35,7 +36,7 @@ def extract_on_beam(
     tweet_dirs: dict[str, str],
     dead_dirs: dict[str, str],
     config: TwitterConfig,
-    beam_args: list[str],
+    runner: Runner,
     tweet_key: Callable[[Row], Any],
 ) -> None:
     """Archives -> their extract folders, in one pipeline.
@@ -44,10 +45,10 @@ def extract_on_beam(
         tweet_dirs: each archive's extract folder, by archive URI.
         dead_dirs: each extract folder's dead-letter folder.
         config: the build's settings.
-        beam_args: the runner's flags.
+        runner: where the pipeline runs.
         tweet_key: the sort key of tweet and delete rows.
     """
-    with job(pipeline_options(beam_args)) as p:
+    with job(pipeline_options(runner)) as p:
         ex = (
             p
             | "Archives" >> beam.Create(sorted(tweet_dirs))
@@ -101,7 +102,7 @@ def pairs_on_beam(
     delete_files: list[str],
     settings: PairSettings,
     config: TwitterConfig,
-    beam_args: list[str],
+    runner: Runner,
     staging: str,
     *,
     pair_key: Callable[[Row], Any],
@@ -118,12 +119,12 @@ def pairs_on_beam(
         delete_files: delete-notice Parquet files of every archive.
         settings: the pair stage's settings.
         config: the build's settings (``rows_per_shard``).
-        beam_args: the runner's flags.
+        runner: where the pipeline runs.
         staging: the staging folder.
         pair_key: the sort key of pair rows.
         write_benchmark: writes one benchmark's rows into ``staging``.
     """
-    with job(pipeline_options(beam_args)) as p:
+    with job(pipeline_options(runner)) as p:
         tweets = read_parquet(p, "Tweets", tweet_files)
         deletes = read_parquet(p, "Deletes", delete_files, ["id"])
         inputs = {"tweets": tweets, "deletes": deletes}

@@ -25,7 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from corpusforge.beamflags import choose_engine, runner_name
+from corpusforge.beamflags import choose_engine
+from corpusforge.config.runner import Runner
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.local import pairs
 from corpusforge.local.extract import extract_archive, floor_bytes, partition_bytes, read_workers
@@ -104,7 +105,7 @@ def check_budget(config: TwitterConfig) -> None:
     check_floor(config.memory_limit, max(floor_bytes(), least_pairs), "a Twitter build")
 
 
-def run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list[str]) -> None:
+def run_extract(todo: list[InputArchive], config: TwitterConfig, runner: Runner) -> None:
     """Stage 1: extract ``todo`` into their folders under ``tweets/``: one archive at a time
     in this process (the local engine), or one Beam pipeline for them all.
 
@@ -120,7 +121,7 @@ def run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list
     for a in todo:  # leftovers of a killed run are never mixed with a fresh extract
         delete_tree(tweet_dirs[a.uri])
         delete_tree(dead_dirs[tweet_dirs[a.uri]])
-    if extract_engine(config, beam_args) == "local":
+    if extract_engine(config, runner) == "local":
         budget = memory_budget(config.memory_limit)
         workers = read_workers(budget, config.workers or default_workers())
         for a in todo:
@@ -141,7 +142,7 @@ def run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list
         return
     from corpusforge.builds.twitter_beam import extract_on_beam
 
-    extract_on_beam(tweet_dirs, dead_dirs, config, beam_args, _tweet_key)
+    extract_on_beam(tweet_dirs, dead_dirs, config, runner, _tweet_key)
     for a in todo:
         folder = tweet_dirs[a.uri]
         if not exists(join(folder, FILES)):
@@ -149,16 +150,9 @@ def run_extract(todo: list[InputArchive], config: TwitterConfig, beam_args: list
         seal_extract(folder, a)
 
 
-ONE_MACHINE_RUNNERS = frozenset(
-    {"FnApiRunner", "DirectRunner", "BundleBasedDirectRunner", "SwitchingDirectRunner"}
-)
-"""Runners that hold a pipeline's data in this machine's memory (Beam's direct runners, with
-any ``--direct_running_mode``): an extract pipeline per archive there. Not
-``progress.IN_PROCESS_RUNNERS``, which asks where the DoFns run."""
-
-
-def extract_batches(todo: list[InputArchive], beam_args: list[str]) -> list[list[InputArchive]]:
-    """One extract pipeline per archive on the in-process runner, one for all elsewhere.
+def extract_batches(todo: list[InputArchive], runner: Runner) -> list[list[InputArchive]]:
+    """One extract pipeline per archive on a runner that holds its data in this machine's
+    memory (:attr:`Runner.one_machine`), one for all elsewhere.
 
     The in-process runner holds a grouping's data in memory, so extracting one daily archive
     at a time bounds memory by a day, not by the whole input; a distributed runner spreads
@@ -166,7 +160,7 @@ def extract_batches(todo: list[InputArchive], beam_args: list[str]) -> list[list
     """
     if not todo:
         return []
-    if runner_name(beam_args).rsplit(".", 1)[-1] in ONE_MACHINE_RUNNERS:
+    if runner.one_machine:  # Beam's direct runners, with any --direct_running_mode
         return [[archive] for archive in todo]
     return [todo]
 
@@ -377,6 +371,6 @@ def read_extract_files(
     return located
 
 
-def extract_engine(config: TwitterConfig, beam_args: list[str]) -> str:
+def extract_engine(config: TwitterConfig, runner: Runner) -> str:
     """The engine of the extract stage (``--extract-engine``)."""
-    return choose_engine(config.extract_engine, (config.out, *config.inputs), beam_args)
+    return choose_engine(config.extract_engine, (config.out, *config.inputs), runner)

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from corpusforge.beamflags import choose_engine
+from corpusforge.config.runner import Runner
 from corpusforge.config.twitter import DATASETS, TwitterConfig
 from corpusforge.local.machine import default_workers, memory_budget
 from corpusforge.local.pairs import (
@@ -46,16 +47,16 @@ from corpusforge.text.clean import clean_text
 from corpusforge.text.decontam import Decontaminator
 
 
-def pair_engine(config: TwitterConfig, beam_args: list[str]) -> str:
+def pair_engine(config: TwitterConfig, runner: Runner) -> str:
     """The engine of the pair stage (``--pair-engine``)."""
-    return choose_engine(config.pair_engine, (config.out,), beam_args)
+    return choose_engine(config.pair_engine, (config.out,), runner)
 
 
 def run_pairs(
     tweet_files: list[str],
     delete_files: list[str],
     config: TwitterConfig,
-    beam_args: list[str],
+    runner: Runner,
     staging: str,
 ) -> None:
     """Stage 2: normalised tweets -> pairs and benchmarks in ``staging``.
@@ -65,10 +66,10 @@ def run_pairs(
     pipeline write the same files.
     """
     ensure_dir(staging)  # marks the stage as started, for whoever watches the release folder
-    if pair_engine(config, beam_args) == "local":
+    if pair_engine(config, runner) == "local":
         _run_pairs_locally(tweet_files, delete_files, config, staging)
     else:
-        _run_pairs_on_beam(tweet_files, delete_files, config, beam_args, staging)
+        _run_pairs_on_beam(tweet_files, delete_files, config, runner, staging)
 
 
 def _pair_settings(config: TwitterConfig) -> PairSettings:
@@ -122,7 +123,7 @@ def _run_pairs_on_beam(
     tweet_files: list[str],
     delete_files: list[str],
     config: TwitterConfig,
-    beam_args: list[str],
+    runner: Runner,
     staging: str,
 ) -> None:
     from corpusforge.builds.twitter_beam import pairs_on_beam
@@ -132,7 +133,7 @@ def _run_pairs_on_beam(
         delete_files,
         _pair_settings(config),
         config,
-        beam_args,
+        runner,
         staging,
         pair_key=_pair_key,
         write_benchmark=_write_benchmark,

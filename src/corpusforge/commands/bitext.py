@@ -11,7 +11,7 @@ from rich.table import Table
 from corpusforge.commands.common import (
     BUILD_CONTEXT,
     Quiet,
-    Runner,
+    RunnerOption,
     config_from_options,
     configure_logging,
     run_and_report,
@@ -29,16 +29,18 @@ app = typer.Typer(
     context_settings=BUILD_CONTEXT,
 )
 @with_settings(BitextConfig)
-def build(ctx: typer.Context, runner: Runner = None, quiet: Quiet = False, **settings: Any) -> None:
+def build(
+    ctx: typer.Context, runner: RunnerOption = None, quiet: Quiet = False, **settings: Any
+) -> None:
     """Build a release: read, clean, filter and deduplicate pairs; write Parquet and manifest.json.
 
     Extra ``--flag=value`` arguments are passed to Beam as pipeline options.
     """
     configure_logging(quiet)
-    config, args = config_from_options(BitextConfig, ctx, runner, settings)
+    config, parsed = config_from_options(BitextConfig, ctx, runner, settings)
     from corpusforge.builds.bitext import build as run_build
 
-    run_and_report(run_build, config, args, out=config.out, quiet=quiet, summarise=print_summary)
+    run_and_report(run_build, config, parsed, out=config.out, quiet=quiet, summarise=print_summary)
 
 
 def print_summary(manifest: dict[str, Any], out: str) -> None:

@@ -19,12 +19,15 @@ import traceback
 import types
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from corpusforge.config.settings import Flag, flags, from_flags
 from corpusforge.jobs import JobFailed
+
+if TYPE_CHECKING:
+    from corpusforge.config.runner import Runner
 
 BUILD_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
 """Typer context settings of a build command: unknown ``--flag=value`` go to Beam."""
@@ -32,7 +35,7 @@ BUILD_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
 Config = TypeVar("Config")
 Command = TypeVar("Command", bound=Callable[..., None])
 
-Runner = Annotated[
+RunnerOption = Annotated[
     str | None, typer.Option(help="Beam runner (default: the in-process FnApiRunner)")
 ]
 Quiet = Annotated[bool, typer.Option("--quiet", help="print only warnings and errors")]
@@ -101,8 +104,8 @@ def with_settings(config: type) -> Callable[[Command], Command]:
 
 def config_from_options(
     config: type[Config], ctx: typer.Context, runner: str | None, settings: dict[str, Any]
-) -> tuple[Config, list[str]]:
-    """The validated config of a build command's settings, and its Beam flags.
+) -> tuple[Config, Runner]:
+    """The validated config of a build command's settings, and its runner.
 
     Args:
         config: the config class the command was given by :func:`with_settings`.
@@ -116,19 +119,21 @@ def config_from_options(
     """
     values = dict(settings)
     inputs = next(flag for flag in flags(config) if flag.setting.positional)
-    values[inputs.name], args = inputs_and_beam_args(ctx, values.pop(inputs.path[-1]), runner)
+    values[inputs.name], parsed = inputs_and_runner(ctx, values.pop(inputs.path[-1]), runner)
     try:
-        return from_flags(config, values), args
+        return from_flags(config, values), parsed
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
 
 
-def inputs_and_beam_args(
+def inputs_and_runner(
     ctx: typer.Context, inputs: list[str], runner: str | None
-) -> tuple[list[str], list[str]]:
-    """A build's inputs and Beam flags, wherever the flags stand on the line
-    (:mod:`corpusforge.beamflags`); an unknown flag is one line on stderr and exit 2."""
+) -> tuple[list[str], Runner]:
+    """A build's inputs and its runner, read once from the Beam flags wherever they stand on
+    the line (:mod:`corpusforge.beamflags`) and ``--runner``; an unknown flag is one line on
+    stderr and exit 2."""
     from corpusforge.beamflags import UnknownFlag, split_inputs
+    from corpusforge.config.runner import Runner
 
     own = [o for p in ctx.command.params for o in getattr(p, "opts", []) if o.startswith("--")]
     try:
@@ -141,39 +146,32 @@ def inputs_and_beam_args(
         raise typer.Exit(code=2)
     if runner:
         args.append(f"--runner={runner}")
-    _check_prism(args)
-    _check_flink(args)
-    return words, args
+    parsed = Runner.parse(args)
+    _check_prism(parsed)
+    _check_flink(parsed)
+    return words, parsed
 
 
-def _check_prism(args: list[str]) -> None:
+def _check_prism(runner: Runner) -> None:
     """A Prism runner without its binary is one line naming how to build it, exit 2, before
     the build creates anything (no draft beside ``--out``)."""
-    from corpusforge.beamflags import runner_flag
-    from corpusforge.prism import PrismNotFoundError, locate_prism, uses_prism
+    from corpusforge.prism import PrismNotFoundError, locate_prism
 
-    wanted = runner_flag(args)
-    if not uses_prism(wanted) or any(a.startswith("--prism_location") for a in args):
+    if not runner.uses_prism or runner.has_option("--prism_location"):
         return
     try:
-        locate_prism(f"--runner {wanted}")
+        locate_prism(f"--runner {runner.name}")
     except PrismNotFoundError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None
 
 
-def _check_flink(args: list[str]) -> None:
+def _check_flink(runner: Runner) -> None:
     """A Flink runner without its job server jar (and no ``--job_endpoint``) is one line
     naming how to build it, exit 2, before the build creates anything."""
-    from corpusforge.beamflags import runner_flag
-    from corpusforge.flink import (
-        FlinkNotFoundError,
-        locate_job_server,
-        needs_job_server,
-        uses_flink,
-    )
+    from corpusforge.flink import FlinkNotFoundError, locate_job_server, needs_job_server
 
-    if not uses_flink(runner_flag(args)) or not needs_job_server(args):
+    if not runner.uses_flink or not needs_job_server(runner.beam_args()):
         return
     try:
         locate_job_server("--runner flink")
@@ -224,9 +222,9 @@ def configure_logging(quiet: bool) -> None:
 
 
 def run_and_report(
-    run: Callable[[Config, list[str]], dict[str, Any]],
+    run: Callable[[Config, Runner], dict[str, Any]],
     config: Config,
-    args: list[str],
+    runner: Runner,
     *,
     out: str,
     quiet: bool,
@@ -242,9 +240,9 @@ def run_and_report(
     exception propagates to :func:`corpusforge.cli.main`, which says it in one line too.
 
     Args:
-        run: the build (``config``, Beam flags) -> manifest.
+        run: the build (``config``, runner) -> manifest.
         config: its validated configuration.
-        args: Beam pipeline flags.
+        runner: where its Beam pipelines run.
         out: the release directory, for the summary.
         quiet: print nothing on success.
         summarise: prints a manifest's summary.
@@ -260,7 +258,7 @@ def run_and_report(
     full: OSError | None = None
     try:
         with around or contextlib.nullcontext():
-            manifest = run(config, args)
+            manifest = run(config, runner)
     except Interrupted as exc:  # SIGTERM or SIGINT; the build removed its draft and lock
         caught, text, status = exc, f"{exc}; nothing published", 128 + exc.signum
     except Exception as exc:

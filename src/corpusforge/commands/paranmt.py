@@ -10,7 +10,7 @@ from corpusforge.commands.bitext import print_summary
 from corpusforge.commands.common import (
     BUILD_CONTEXT,
     Quiet,
-    Runner,
+    RunnerOption,
     config_from_options,
     configure_logging,
     run_and_report,
@@ -25,13 +25,15 @@ app = typer.Typer(help="ParaNMT-50M -> filtered English paraphrase pairs.", no_a
     context_settings=BUILD_CONTEXT,
 )
 @with_settings(ParaphraseConfig)
-def build(ctx: typer.Context, runner: Runner = None, quiet: Quiet = False, **settings: Any) -> None:
+def build(
+    ctx: typer.Context, runner: RunnerOption = None, quiet: Quiet = False, **settings: Any
+) -> None:
     """Build a release: parse, filter (P-SP) and deduplicate pairs; write Parquet and manifest.
 
     Extra ``--flag=value`` arguments are passed to Beam as pipeline options.
     """
     configure_logging(quiet)
-    config, args = config_from_options(ParaphraseConfig, ctx, runner, settings)
+    config, parsed = config_from_options(ParaphraseConfig, ctx, runner, settings)
     from corpusforge.builds.paranmt import build as run_build
 
-    run_and_report(run_build, config, args, out=config.out, quiet=quiet, summarise=print_summary)
+    run_and_report(run_build, config, parsed, out=config.out, quiet=quiet, summarise=print_summary)

@@ -11,13 +11,14 @@ from rich.table import Table
 from corpusforge.commands.common import (
     BUILD_CONTEXT,
     Quiet,
-    Runner,
+    RunnerOption,
     config_from_options,
     configure_logging,
     run_and_report,
     where_manifest,
     with_settings,
 )
+from corpusforge.config.runner import Runner
 from corpusforge.config.twitter import TwitterConfig
 
 app = typer.Typer(help="Twitter archives -> weakly similar pairs.", no_args_is_help=True)
@@ -27,27 +28,29 @@ app = typer.Typer(help="Twitter archives -> weakly similar pairs.", no_args_is_h
     context_settings=BUILD_CONTEXT,
 )
 @with_settings(TwitterConfig)
-def build(ctx: typer.Context, runner: Runner = None, quiet: Quiet = False, **settings: Any) -> None:
+def build(
+    ctx: typer.Context, runner: RunnerOption = None, quiet: Quiet = False, **settings: Any
+) -> None:
     """Build a release: extract tweets, pair them, write Parquet and manifest.json.
 
     Extra ``--flag=value`` arguments are passed to Beam as pipeline options.
     """
     configure_logging(quiet)
-    config, args = config_from_options(TwitterConfig, ctx, runner, settings)
+    config, parsed = config_from_options(TwitterConfig, ctx, runner, settings)
     from corpusforge import progress
 
     run_and_report(
         _build_with_card,
         config,
-        args,
+        parsed,
         out=config.out,
         quiet=quiet,
         summarise=print_summary,
-        around=progress.local_reporter(enabled=not quiet and progress.runs_in_process(args)),
+        around=progress.local_reporter(enabled=not quiet and parsed.in_process),
     )
 
 
-def _build_with_card(config: TwitterConfig, args: list[str]) -> dict[str, Any]:
+def _build_with_card(config: TwitterConfig, runner: Runner) -> dict[str, Any]:
     """The build, with the dataset card written into a local release before it is published."""
     import functools
     import os
@@ -56,7 +59,7 @@ def _build_with_card(config: TwitterConfig, args: list[str]) -> dict[str, Any]:
     from corpusforge.inspect.card import write_card
 
     name = os.path.basename(os.path.abspath(config.out))
-    return run_build(config, args, finish_draft=functools.partial(write_card, name=name))
+    return run_build(config, runner, finish_draft=functools.partial(write_card, name=name))
 
 
 UNREADABLE_SHOWN = 20

@@ -21,9 +21,9 @@ from apache_beam.options.pipeline_options import (
     StandardOptions,
 )
 
-from corpusforge.beamflags import IN_PROCESS_RUNNER
 from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
 from corpusforge.config.flags import BeamFlagError, FlagError
+from corpusforge.config.runner import IN_PROCESS_RUNNER, Runner
 from corpusforge.config.settings import add_beam_flags, from_flags
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.flink import configure as configure_flink
@@ -63,8 +63,8 @@ class PipelineFlags(PipelineOptions):
         cls._add_argparse_args = classmethod(_add_config_flags)  # type: ignore[method-assign,assignment]
 
     @classmethod
-    def split(cls, argv: list[str]) -> tuple[Self, list[str]]:
-        """``argv`` as this pipeline's flags, and the rest (Beam's flags) in their order.
+    def split(cls, argv: list[str]) -> tuple[Self, Runner]:
+        """``argv`` as this pipeline's flags, and the rest (Beam's flags) read as the runner.
 
         Args:
             argv: the command line, Beam style (``--name value`` or ``--name=value``).
@@ -73,7 +73,7 @@ class PipelineFlags(PipelineOptions):
         parser = argparse.ArgumentParser(allow_abbrev=False, add_help=False)
         cls._add_argparse_args(parser)
         _, beam_args = parser.parse_known_args(argv)
-        return options, beam_args
+        return options, Runner.parse(beam_args)
 
     def own_flags(self) -> dict[str, Any]:
         """This pipeline's flags and their values (defaults for those not given)."""
@@ -132,9 +132,13 @@ class ParanmtPairsOptions(PipelineFlags):
         return self.validated(ParaphraseConfig)
 
 
-def pipeline_options(beam_args: list[str]) -> PipelineOptions:
-    """The options a build's Beam flags give, with :func:`with_default_runner`'s defaults."""
-    return with_default_runner(PipelineOptions(beam_args))
+def pipeline_options(runner: Runner) -> PipelineOptions:
+    """The options a build's runner gives, with :func:`with_default_runner`'s defaults.
+
+    Args:
+        runner: the build's runner, as its command parsed it.
+    """
+    return with_default_runner(PipelineOptions(runner.beam_args()))
 
 
 def with_default_runner(options: PipelineOptions) -> PipelineOptions:

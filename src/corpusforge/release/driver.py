@@ -28,6 +28,7 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.runners.runner import PipelineResult
 
 from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions
+from corpusforge.config.runner import Runner
 from corpusforge.jobs import JobFailed, wait
 from corpusforge.release.accounting import AccountingError
 from corpusforge.release.io import InputError, delete, exists, join, read_json
@@ -146,32 +147,32 @@ def require_manifest(manifest: dict[str, Any] | None, out: str) -> dict[str, Any
     return manifest
 
 
-StartBuild = Callable[[Any, list[str], ReleaseStore], PipelineResult]
-"""Starts a build's pipeline: (config, Beam flags, the store whose lock is held) -> result."""
+StartBuild = Callable[[Any, Runner, ReleaseStore], PipelineResult]
+"""Starts a build's pipeline: (config, runner, the store whose lock is held) -> result."""
 
-RunBuild = Callable[[Any, list[str], ReleaseStore], dict[str, Any] | None]
-"""Runs a build under the lock its caller holds: (config, Beam flags, store) -> the manifest
+RunBuild = Callable[[Any, Runner, ReleaseStore], dict[str, Any] | None]
+"""Runs a build under the lock its caller holds: (config, runner, store) -> the manifest
 it published, or ``None`` when the runner returned before the job ran
 (:func:`corpusforge.builds.local.either_engine`)."""
 
 
-def build(run: RunBuild, config: Any, beam_args: list[str] | None = None) -> dict[str, Any]:
+def build(run: RunBuild, config: Any, runner: Runner | None = None) -> dict[str, Any]:
     """Run a whole build, holding the release's lock; the manifest it published.
 
     Args:
         run: the build (:data:`RunBuild`).
         config: its validated configuration (with ``out``).
-        beam_args: Beam pipeline flags (``--runner``, ...); the in-process runner by default.
+        runner: where the Beam pipelines run (default: the in-process runner).
 
     Raises:
         InputError: no input yielded a pair (nothing published).
         AccountingError: the accounting does not balance (nothing published).
         JobFailed: the runner failed the job, or a local worker died (nothing published).
     """
-    beam_args = list(beam_args or [])
-    store = open_store(config.out, beam_args)
+    runner = runner or Runner()
+    store = open_store(config.out, runner)
     with store.locked(), abandoned_on_failure(store):
-        manifest = run(config, beam_args, store)
+        manifest = run(config, runner, store)
     return require_manifest(manifest, config.out)
 
 
@@ -204,11 +205,11 @@ def run_entry_point(
         when the accounting does not balance (nothing is published then).
     """
     try:
-        flags, beam_args = options.split(argv)
+        flags, runner = options.split(argv)
         config = flags.to_config()
-        store = open_store(config.out, beam_args)
+        store = open_store(config.out, runner)
         with store.locked(), abandoned_on_failure(store):
-            manifest = run(config, beam_args, store)
+            manifest = run(config, runner, store)
     except JobFailed as exc:  # the runner's failure, not the input's
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -67,6 +67,7 @@ import tempfile
 from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any, TypeVar
 
+from corpusforge.config.runner import Runner
 from corpusforge.release.bucketnames import VERSIONS, check_pointer, is_version_id, relative_key
 from corpusforge.release.private import private_folder
 from corpusforge.release.publish import LocalFolder, ReleaseError, ReleaseLocked
@@ -142,19 +143,20 @@ class ObjectStore:
 
     Args:
         out: ``s3://BUCKET/PATH`` (``--out``).
-        beam_args: the build's Beam flags; their ``--s3_*`` options set the client.
-        client: an S3 client (default: boto3's, from the environment and ``beam_args``).
+        runner: the build's runner (default: none named); its ``--s3_*`` options set the
+            client.
+        client: an S3 client (default: boto3's, from the environment and ``runner``).
     """
 
-    def __init__(self, out: str, beam_args: Sequence[str] = (), client: Any = None) -> None:
+    def __init__(self, out: str, runner: Runner | None = None, client: Any = None) -> None:
         self.target = out.rstrip("/")
         self.where = Location.parse(self.target)
-        runner = _distributed_runner(beam_args)
-        self.in_bucket = bool(runner) or os.environ.get("CORPUSFORGE_S3_DRAFT") == "bucket"
+        runner = runner or Runner()
+        self.in_bucket = runner.distributed or os.environ.get("CORPUSFORGE_S3_DRAFT") == "bucket"
         """Whether the draft is the new version's prefix in the bucket (a runner whose
         workers run elsewhere, or ``CORPUSFORGE_S3_DRAFT=bucket``) rather than a local
         folder."""
-        self._settings = client_settings(beam_args)
+        self._settings = client_settings(runner.beam_args())
         self._client = client
         last = os.path.join(drafts_root(), _local_name(self.target), "last")
         self._local = _labelled(self.target, lambda: LocalFolder(last))
@@ -330,29 +332,6 @@ def _labelled(target: str, call: Callable[[], T]) -> T:
     except ReleaseError as exc:
         _, _, detail = str(exc).partition(": ")
         raise type(exc)(f"--out {target}: {detail or exc}") from None
-
-
-LOCAL_RUNNERS = {
-    "FnApiRunner",
-    "DirectRunner",
-    "BundleBasedDirectRunner",
-    "SwitchingDirectRunner",
-    "PrismRunner",
-    "prism",
-}
-"""Runners whose workers run on this machine and so can write the local draft."""
-
-
-def _distributed_runner(beam_args: Sequence[str]) -> str | None:
-    """The runner named in ``beam_args`` when its workers may run elsewhere, else None."""
-    runner = None
-    for i, arg in enumerate(beam_args):
-        if arg.startswith("--runner="):
-            runner = arg.split("=", 1)[1]
-        elif arg == "--runner" and i + 1 < len(beam_args):
-            runner = beam_args[i + 1]
-    name = (runner or "FnApiRunner").rsplit(".", 1)[-1]
-    return None if name in LOCAL_RUNNERS else name
 
 
 def _files_under(folder: str) -> Iterator[str]:

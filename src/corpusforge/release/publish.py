@@ -47,9 +47,10 @@ import shutil
 import socket
 import sys
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator
 from typing import Protocol
 
+from corpusforge.config.runner import Runner
 from corpusforge.sources.uris import is_uri
 
 log = logging.getLogger(__name__)
@@ -111,13 +112,14 @@ class ReleaseStore(Protocol):
         ...
 
 
-def open_store(out: str, beam_args: Sequence[str] = ()) -> ReleaseStore:
+def open_store(out: str, runner: Runner | None = None) -> ReleaseStore:
     """The store of ``--out``: :class:`~corpusforge.release.objectstore.ObjectStore` for
     ``s3://``, :class:`InPlace` for another URI, else :class:`LocalFolder`.
 
     Args:
         out: the release (``--out``).
-        beam_args: the build's Beam flags (``--s3_endpoint_url``, …: the object store's client).
+        runner: the build's runner (default: none named); its Beam options
+            (``--s3_endpoint_url``, …) set the object store's client.
 
     Raises:
         ReleaseError: ``out`` is a file, or a folder that holds something other than a
@@ -126,9 +128,10 @@ def open_store(out: str, beam_args: Sequence[str] = ()) -> ReleaseStore:
     from corpusforge.release.objectstore import ObjectStore
     from corpusforge.release.s3 import use_storage_flags
 
-    use_storage_flags(beam_args)  # inputs and outputs on s3:// read the build's --s3_* flags
+    runner = runner or Runner()
+    use_storage_flags(runner.beam_args())  # inputs and outputs on s3:// read its --s3_* flags
     if out.startswith("s3://"):
-        return ObjectStore(out, beam_args)
+        return ObjectStore(out, runner)
     if is_uri(out):
         return InPlace(out)
     return LocalFolder(out)
