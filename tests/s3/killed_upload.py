@@ -1,5 +1,5 @@
 """Run the ``corpusforge`` command line and SIGKILL it right after its K-th write to the
-object store: ``python tests/s3/killed_upload.py K COUNT_FILE -- CLI_ARGS...``.
+object store (S3 or GCS): ``python tests/s3/killed_upload.py K COUNT_FILE -- CLI_ARGS...``.
 
 A write is one object uploaded into the new version or the pointer's PUT. ``K=0`` kills
 nothing and writes the number of writes the run made to ``COUNT_FILE``.
@@ -30,10 +30,12 @@ def main() -> None:
 
         return write
 
-    from corpusforge.release.s3 import Bucket
+    from corpusforge.release.gcs import GcsBucket
+    from corpusforge.release.s3 import S3Bucket
 
-    Bucket.upload = counted(Bucket.upload)  # type: ignore[method-assign]
-    Bucket.put = counted(Bucket.put)  # type: ignore[method-assign]
+    for bucket in (S3Bucket, GcsBucket):  # whichever store --out names
+        bucket.upload = counted(bucket.upload)  # type: ignore[method-assign]
+        bucket.put = counted(bucket.put)  # type: ignore[method-assign]
     sys.argv = ["corpusforge", *cli_args]
     from corpusforge.cli import main as cli
 

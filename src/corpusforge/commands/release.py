@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from corpusforge.release.bucketnames import is_bucket_uri
 from corpusforge.sources.uris import is_uri
 
 ReleaseDir = Annotated[
@@ -28,11 +29,12 @@ EXIT_INVALID = 1
 
 def _existing(release_dir: str) -> str:
     """The release folder to read: ``release_dir``, or the old release in the instant of a
-    two-rename publish (:func:`corpusforge.release.publish.current_release`); for ``s3://``,
-    a local copy of the current version (:func:`corpusforge.release.objectstore.local_copy`)."""
+    two-rename publish (:func:`corpusforge.release.publish.current_release`); for ``s3://``
+    and ``gs://``, a local copy of the current version
+    (:func:`corpusforge.release.objectstore.local_copy`)."""
     from corpusforge.release.publish import current_release
 
-    if release_dir.startswith("s3://"):  # the current version, read through a local copy
+    if is_bucket_uri(release_dir):  # the current version, read through a local copy
         from corpusforge.release.objectstore import local_copy
         from corpusforge.release.publish import ReleaseError
 
@@ -160,11 +162,11 @@ def card(release_dir: ReleaseDir) -> None:
     """Write the dataset card: DIR/README.md and its plots in DIR/card/."""
     from corpusforge.inspect.card import write_card
 
-    if release_dir.startswith("s3://"):
+    if is_bucket_uri(release_dir):
         _card_in_bucket(release_dir)
         return
     if is_uri(release_dir):
-        raise typer.BadParameter("the card is written to local and s3:// releases only")
+        raise typer.BadParameter("the card is written to local, s3:// and gs:// releases only")
     try:
         path = write_card(_existing(release_dir))
     except FileNotFoundError as exc:
@@ -173,12 +175,13 @@ def card(release_dir: ReleaseDir) -> None:
 
 
 def _card_in_bucket(uri: str) -> None:
-    """``card s3://…``: the card written into a new version of the release, committed like a
-    build's (:func:`corpusforge.release.objectstore.new_version_with`); its URI printed."""
+    """``card s3://…`` (or ``gs://…``): the card written into a new version of the release,
+    committed like a build's (:func:`corpusforge.release.objectstore.new_version_with`); its
+    URI printed."""
     from corpusforge.inspect.card import CARD, PLOTS, write_card
+    from corpusforge.release.bucketnames import Location
     from corpusforge.release.objectstore import new_version_with
     from corpusforge.release.publish import ReleaseError
-    from corpusforge.release.s3 import Location
 
     where = Location.parse(uri.rstrip("/"))
     name = where.prefix.rsplit("/", 1)[-1] or where.bucket

@@ -5,7 +5,7 @@ A bucket is not trusted: anyone who can write it (or a server that lies) could n
 ``version`` ``../../home/me`` or list a key ``versions/<id>/../../x``, and a reader joins
 those names into local paths. A pointer is followed only when its names are exactly those
 a build writes, and a key is read only when it stays under its version's prefix; anything
-else is one line naming the object (:class:`~corpusforge.release.publish.ReleaseError`,
+else is one line naming the object (:class:`~corpusforge.release.errors.ReleaseError`,
 exit 2). The checks are pure, on strings, whatever the store
 (:mod:`corpusforge.release.objectstore` calls them over its ``Bucket``).
 """
@@ -13,16 +13,46 @@ exit 2). The checks are pure, on strings, whatever the store
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
-from corpusforge.release.publish import ReleaseError
-from corpusforge.release.s3 import Location
+from corpusforge.release.errors import ReleaseError
 
+SCHEMES = ("s3", "gs")
+"""The URI schemes a release is versioned on (:mod:`corpusforge.release.buckets`)."""
 VERSIONS = "versions"
 """The folder of a release's versions: ``OUT/versions/<version>/``."""
 VERSION_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{8}")
 """The form of a version id (``YYYYmmddTHHMMSSZ-<8 hex>``,
 :func:`corpusforge.release.objectstore.new_version_id`): a bucket's names are checked against it."""
+
+
+@dataclass(frozen=True)
+class Location:
+    """A release on object storage, ``s3://bucket/prefix`` or ``gs://bucket/prefix``, split;
+    ``prefix`` has no slash at either end."""
+
+    scheme: str
+    bucket: str
+    prefix: str
+
+    @classmethod
+    def parse(cls, uri: str) -> Location:
+        scheme, sep, rest = uri.partition("://")
+        bucket, _, prefix = rest.partition("/")
+        if not sep or not bucket:
+            raise ReleaseError(f"--out {uri}: not a bucket URI (s3://BUCKET/PATH or gs://…)")
+        return cls(scheme, bucket, prefix.strip("/"))
+
+    def key(self, *parts: str) -> str:
+        return "/".join(p.strip("/") for p in (self.prefix, *parts) if p.strip("/"))
+
+    def uri(self, *parts: str) -> str:
+        return f"{self.scheme}://{self.bucket}/{self.key(*parts)}"
+
+    def object_uri(self, key: str) -> str:
+        """The URI of the object ``key`` (a whole key, the prefix included)."""
+        return f"{self.scheme}://{self.bucket}/{key}"
 
 
 def check_pointer(doc: dict[str, Any], uri: str) -> None:
@@ -82,3 +112,9 @@ def relative_key(where: Location, prefix: str, key: str) -> str:
             f"{where.object_uri(key)}: a key that leaves its version's folder; not read"
         )
     return rel
+
+
+def is_bucket_uri(uri: str) -> bool:
+    """Whether ``uri`` names a release on a store that versions it (``s3://``, ``gs://``)."""
+    scheme, sep, _ = uri.partition("://")
+    return bool(sep) and scheme in SCHEMES

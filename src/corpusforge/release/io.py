@@ -262,7 +262,7 @@ def write_json(path: str, doc: Any) -> None:
 
 
 def delete_tree(path: str) -> None:
-    if path.startswith("s3://"):  # no folders on S3: every key under the prefix goes
+    if path.startswith(("s3://", "gs://")):  # no folders there: every key under it goes
         _filesystems().delete([path.rstrip("/") + "/"])
         return
     if exists(path):

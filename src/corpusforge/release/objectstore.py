@@ -1,7 +1,8 @@
-"""A release on object storage (``s3://``) -> immutable versions and one pointer written last.
+"""A release on object storage (``s3://``, ``gs://``) -> immutable versions and one pointer
+written last.
 
     corpusforge twitter build day.zip --out s3://bucket/releases/en
-    corpusforge release versions s3://bucket/releases/en            # list; --keep N prunes
+    corpusforge versions gs://bucket/releases/en                    # list; --keep N prunes
 
 Object stores have no rename, so the local backend's swap
 (:class:`corpusforge.release.publish.LocalFolder`) cannot be atomic there. The release
@@ -12,9 +13,10 @@ Object stores have no rename, so the local backend's swap
   ``<version>`` is ``YYYYmmddTHHMMSSZ-<8 hex>``, so versions sort by the time they began;
   a version's ``manifest.json`` is uploaded after all its other files.
 - ``OUT/_current.json``: the commit, a small JSON document naming the current version, its
-  manifest and the manifest's sha256. It is written last, in one PUT, with an S3
-  conditional write (``If-None-Match: *`` for a release's first version, else ``If-Match``
-  the ETag of the pointer this build started from). A reader follows the pointer only; a
+  manifest and the manifest's sha256. It is written last, in one PUT, with a conditional
+  write (S3: ``If-None-Match: *`` for a release's first version, else ``If-Match`` the ETag
+  of the pointer this build started from; GCS: ``ifGenerationMatch`` 0, else the pointer's
+  generation). A reader follows the pointer only; a
   build killed at any moment leaves the pointer, and so the previous version, untouched,
   and at worst an unreferenced partial version that ``--keep`` removes. Before writing it,
   the build lists its version and checks that the manifest and every file it lists are
@@ -29,8 +31,8 @@ Object stores have no rename, so the local backend's swap
   lock; on two machines both upload their versions and the pointer's condition lets exactly
   one commit: the other ends with :class:`ReleaseConflict` (exit 2), naming the version that
   won, and deletes its own objects. No lease object is needed: the store refuses the stale
-  write. (versitygw, AWS S3 since 2024, MinIO and Ceph honour both conditions; GCS gives the
-  same with ``ifGenerationMatch``: generation 0 for the first version, else the pointer's.)
+  write. (versitygw, AWS S3 since 2024, MinIO and Ceph honour both conditions; GCS and
+  fake-gcs-server honour ``ifGenerationMatch`` on uploads.)
 
 The build itself writes into a local draft folder (under ``$CORPUSFORGE_DRAFTS``, default
 ``~/.cache/corpusforge/drafts``, a folder only this user can use:
@@ -42,15 +44,16 @@ the same machine. A runner whose workers run elsewhere (Dataflow, Flink,
 is the new version's prefix in the bucket, the extracts it reuses are copied there on the
 server, and the commit is the same pointer. Readers (``validate``, ``stats``, ``card``,
 ``train --data``, ``eval ranking``, ``versions --local``) follow the pointer and read the
-current version through a local copy that is downloaded once (a version never changes) into
-``$CORPUSFORGE_CACHE`` (default ``~/.cache/corpusforge/releases``, private too). Nothing a
-bucket says is trusted: the pointer's names and every key under a version are checked
-(:mod:`corpusforge.release.bucketnames`) before anything is downloaded, copied or deleted.
-``corpusforge card s3://…`` commits a new version holding the new card
-(:func:`new_version_with`).
+current version through a local copy (:mod:`corpusforge.release.reading`, the readers'
+half, into ``$CORPUSFORGE_CACHE``). Nothing a bucket says is trusted: the pointer's names and
+every key under a version are checked (:mod:`corpusforge.release.bucketnames`) before
+anything is downloaded, copied or deleted. ``corpusforge card s3://…`` commits a new version
+holding the new card (:func:`new_version_with`).
 
-Endpoint and credentials are boto3's (:mod:`corpusforge.release.s3`, the client and the few
-S3 calls used here); none is ever written into a release or a log.
+All of it is written once, on :class:`corpusforge.release.buckets.Bucket`: S3
+(:mod:`corpusforge.release.s3`, boto3's endpoint and credentials) and GCS
+(:mod:`corpusforge.release.gcs`, Google's) implement it; no credential is ever written into
+a release or a log.
 """
 
 from __future__ import annotations
@@ -64,27 +67,46 @@ import os
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator
 from typing import Any, TypeVar
 
 from corpusforge.config.runner import Runner
-from corpusforge.release.bucketnames import VERSIONS, check_pointer, is_version_id, relative_key
+from corpusforge.release.bucketnames import VERSIONS, Location, relative_key
+from corpusforge.release.buckets import Bucket, open_bucket
+from corpusforge.release.errors import BucketError, ConditionFailed, ReleaseError, ReleaseLocked
 from corpusforge.release.private import private_folder
-from corpusforge.release.publish import LocalFolder, ReleaseError, ReleaseLocked
-from corpusforge.release.s3 import (
-    CONDITION_FAILED,
-    Bucket,
-    BucketError,
-    Location,
-    client_settings,
-    error_code,
-    s3_client,
+from corpusforge.release.publish import LocalFolder
+from corpusforge.release.reading import (
+    POINTER,
+    POINTER_FORMAT,
+    cache_root,
+    current_uri,
+    current_version,
+    local_copy,
+    local_name,
+    read_pointer,
+    versions,
 )
+from corpusforge.release.s3 import client_settings
+
+__all__ = [
+    "POINTER",
+    "POINTER_FORMAT",
+    "ObjectStore",
+    "ReleaseConflict",
+    "cache_root",
+    "current_uri",
+    "current_version",
+    "drafts_root",
+    "local_copy",
+    "new_version_id",
+    "new_version_with",
+    "prune",
+    "versions",
+]
 
 log = logging.getLogger(__name__)
 
-POINTER = "_current.json"
-POINTER_FORMAT = "corpusforge.release-pointer.v1"
 HISTORY = 100
 """Committed versions the pointer remembers, newest first (what ``--keep`` may keep)."""
 GRACE_HOURS = 24.0
@@ -101,51 +123,25 @@ def new_version_id() -> str:
     return f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(4)}"
 
 
-def read_pointer(bucket: Bucket) -> tuple[dict[str, Any], str] | None:
-    """The release's pointer document and its ETag; None for a release with no version.
-
-    Raises:
-        ReleaseError: the pointer is not one this project writes (:func:`check_pointer`).
-    """
-    got = bucket.get(bucket.where.key(POINTER))
-    if got is None:
-        return None
-    data, etag = got
-    try:
-        doc = json.loads(data)
-    except ValueError:
-        raise ReleaseError(f"{bucket.where.uri(POINTER)}: not a release pointer") from None
-    if not isinstance(doc, dict) or doc.get("format") != POINTER_FORMAT:
-        raise ReleaseError(f"{bucket.where.uri(POINTER)}: not a release pointer")
-    check_pointer(doc, bucket.where.uri(POINTER))
-    return doc, etag
-
-
 # -- the store -------------------------------------------------------------------------
 
 
 def drafts_root() -> str:
-    """The drafts of ``s3://`` builds on this machine: private to this user
+    """The drafts of bucket builds on this machine: private to this user
     (:mod:`corpusforge.release.private`; ``$CORPUSFORGE_DRAFTS`` moves it)."""
     return private_folder("CORPUSFORGE_DRAFTS", "drafts")
 
 
-def _local_name(uri: str) -> str:
-    """A folder name for ``uri`` on this machine: readable, and unique by its hash."""
-    where = Location.parse(uri)
-    tail = (where.prefix.rsplit("/", 1)[-1] or where.bucket)[:40]
-    return f"{tail}-{hashlib.sha256(uri.rstrip('/').encode()).hexdigest()[:12]}"
-
-
 class ObjectStore:
-    """A release on ``s3://``: a local draft, uploaded as a new version, committed by the
-    pointer (module docstring).
+    """A release on ``s3://`` or ``gs://``: a local draft, uploaded as a new version,
+    committed by the pointer (module docstring).
 
     Args:
-        out: ``s3://BUCKET/PATH`` (``--out``).
-        runner: the build's runner (default: none named); its ``--s3_*`` options set the
+        out: ``s3://BUCKET/PATH`` or ``gs://BUCKET/PATH`` (``--out``).
+        runner: the build's runner (default: none named); its ``--s3_*`` options set an S3
             client.
-        client: an S3 client (default: boto3's, from the environment and ``runner``).
+        client: the store's client (default: boto3's or google-cloud-storage's, from the
+            environment and ``runner``).
     """
 
     def __init__(self, out: str, runner: Runner | None = None, client: Any = None) -> None:
@@ -158,7 +154,7 @@ class ObjectStore:
         folder."""
         self._settings = client_settings(runner.beam_args())
         self._client = client
-        last = os.path.join(drafts_root(), _local_name(self.target), "last")
+        last = os.path.join(drafts_root(), local_name(self.target), "last")
         self._local = _labelled(self.target, lambda: LocalFolder(last))
         self.draft = self._local.draft
         self.published = self._local.target
@@ -169,9 +165,9 @@ class ObjectStore:
 
     @property
     def bucket(self) -> Bucket:
-        if self._client is None:
-            self._client = s3_client(self._settings)
-        return Bucket(self.where, self._client)
+        bucket = open_bucket(self.where, self._client, self._settings)
+        self._client = bucket.client
+        return bucket
 
     def __getstate__(self) -> dict[str, Any]:
         """Picklable (a pipeline's last step commits): the client is made again where needed."""
@@ -246,16 +242,14 @@ class ObjectStore:
             ],
             "committed": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         }
-        condition = {"IfMatch": self._base[1]} if self._base else {"IfNoneMatch": "*"}
+        expect = self._base[1] if self._base else None  # absent, or still what we read
         data = json.dumps(pointer, indent=2, sort_keys=True).encode() + b"\n"
         try:
-            self.bucket.put(self.where.key(POINTER), data, **condition)
+            self.bucket.put(self.where.key(POINTER), data, expect)
         except BucketError:
             self._remove_uploaded(prefix)
             raise
-        except Exception as exc:
-            if error_code(exc) not in CONDITION_FAILED:
-                raise
+        except ConditionFailed:
             self.bucket.delete_prefix(prefix)
             winner = read_pointer(self.bucket)
             name = winner[0]["version"] if winner else "none"
@@ -325,7 +319,7 @@ T = TypeVar("T")
 
 
 def _labelled(target: str, call: Callable[[], T]) -> T:
-    """``call()``, its :class:`ReleaseError` naming ``target`` (the ``s3://`` release) where
+    """``call()``, its :class:`ReleaseError` naming ``target`` (the bucket release) where
     the local draft's message named the draft folder."""
     try:
         return call()
@@ -340,76 +334,7 @@ def _files_under(folder: str) -> Iterator[str]:
             yield os.path.relpath(os.path.join(dirpath, name), folder).replace(os.sep, "/")
 
 
-# -- readers and housekeeping ------------------------------------------------------------
-
-
-def current_version(uri: str, client: Any = None) -> dict[str, Any]:
-    """The pointer document of the release ``uri``.
-
-    Raises:
-        FileNotFoundError: ``uri`` holds no committed release.
-    """
-    where = Location.parse(uri.rstrip("/"))
-    found = read_pointer(Bucket(where, client or s3_client()))
-    if found is None:
-        raise FileNotFoundError(f"{uri}: no release there (no {POINTER})")
-    return found[0]
-
-
-def current_uri(uri: str, client: Any = None) -> str:
-    """``s3://…/versions/<current>``: the folder of the release's current version."""
-    where = Location.parse(uri.rstrip("/"))
-    return where.uri(current_version(uri, client)["prefix"])
-
-
-def cache_root() -> str:
-    """The readers' copies of current versions: private to this user
-    (:mod:`corpusforge.release.private`; ``$CORPUSFORGE_CACHE`` moves it)."""
-    return private_folder("CORPUSFORGE_CACHE", "releases")
-
-
-def local_copy(uri: str, client: Any = None) -> str:
-    """A local folder holding the current version of the release ``uri``, downloaded once
-    (a version never changes); the manifest is checked against the pointer's sha256.
-
-    Raises:
-        FileNotFoundError: ``uri`` holds no committed release.
-        ReleaseError: the downloaded manifest is not the one the pointer names.
-    """
-    where = Location.parse(uri.rstrip("/"))
-    bucket = Bucket(where, client or s3_client())
-    found = read_pointer(bucket)  # its names checked (check_pointer)
-    if found is None:
-        raise FileNotFoundError(f"{uri}: no release there (no {POINTER})")
-    pointer = found[0]
-    folder = os.path.join(cache_root(), _local_name(uri), pointer["version"])
-    if os.path.isfile(os.path.join(folder, ".complete")):
-        return folder
-    prefix = where.key(pointer["prefix"])
-    rels = [relative_key(where, prefix, key) for key in bucket.keys(prefix + "/")]
-    if "manifest.json" not in rels:
-        raise ReleaseError(
-            f"{where.uri(POINTER)}: names version {pointer['version']}, which is not in the "
-            f"bucket (no {where.uri(pointer['manifest'])})"
-        )
-    partial = folder + ".part"
-    shutil.rmtree(partial, ignore_errors=True)
-    try:
-        _download(bucket, prefix, rels, partial)
-        with open(os.path.join(partial, "manifest.json"), "rb") as f:
-            if hashlib.sha256(f.read()).hexdigest() != pointer["manifest_sha256"]:
-                raise ReleaseError(
-                    f"{where.uri(pointer['manifest'])}: not the manifest {where.uri(POINTER)} "
-                    "names (its sha256 differs)"
-                )
-        with open(os.path.join(partial, ".complete"), "w") as f:
-            f.write(pointer["version"] + "\n")
-    except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
-    shutil.rmtree(folder, ignore_errors=True)
-    os.rename(partial, folder)
-    return folder
+# -- a new version from the current one, and housekeeping ------------------------------
 
 
 def new_version_with(
@@ -427,7 +352,7 @@ def new_version_with(
         uri: the release.
         replaced: the top-level names ``write`` writes (``README.md``, ``card``).
         write: writes them into the folder it is given.
-        client: an S3 client (default: boto3's, from the environment).
+        client: the store's client (default: made from the environment).
 
     Returns:
         The new version's URI.
@@ -471,41 +396,6 @@ def new_version_with(
     return store.where.uri(VERSIONS, store.version)
 
 
-def _download(bucket: Bucket, prefix: str, rels: Sequence[str], folder: str) -> None:
-    """The objects ``prefix/REL`` -> ``folder/REL`` (each ``REL`` checked by
-    :func:`relative_key`).
-
-    Raises:
-        ReleaseError: a file cannot be written (a key that is also a folder, a full disk).
-    """
-    for rel in rels:
-        path = os.path.join(folder, *rel.split("/"))
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            bucket.download(f"{prefix}/{rel}", path)
-        except OSError as exc:
-            raise ReleaseError(
-                f"{bucket.where.object_uri(prefix + '/' + rel)}: cannot copy it to "
-                f"{folder}: {exc.strerror or exc}"
-            ) from None
-
-
-def versions(uri: str, client: Any = None) -> list[dict[str, Any]]:
-    """Every version folder of the release, oldest first: ``version``, ``committed`` (it was
-    the current version once, as far as the pointer remembers) and ``current``. A folder
-    under ``versions/`` whose name is not a version id is not a version: it is left out."""
-    where = Location.parse(uri.rstrip("/"))
-    bucket = Bucket(where, client or s3_client())
-    found = read_pointer(bucket)
-    current = found[0]["version"] if found else None
-    committed = set(found[0].get("history", [])) if found else set()
-    return [
-        {"version": name, "committed": name in committed, "current": name == current}
-        for name in bucket.folders(where.key(VERSIONS))
-        if is_version_id(name)
-    ]
-
-
 def prune(uri: str, keep: int, client: Any = None, grace_hours: float = GRACE_HOURS) -> list[str]:
     """Delete every version but the current one, the ``keep - 1`` committed before it (in
     the order they were committed) and those never committed whose newest object is
@@ -515,7 +405,7 @@ def prune(uri: str, keep: int, client: Any = None, grace_hours: float = GRACE_HO
     Args:
         uri: the release.
         keep: committed versions kept, the current one included.
-        client: an S3 client (default: boto3's, from the environment).
+        client: the store's client (default: made from the environment).
         grace_hours: the age below which an uncommitted version is left alone.
 
     Raises:
@@ -526,7 +416,7 @@ def prune(uri: str, keep: int, client: Any = None, grace_hours: float = GRACE_HO
     if grace_hours < 0:
         raise ValueError(f"--grace-hours must be >= 0, got {grace_hours}")
     where = Location.parse(uri.rstrip("/"))
-    bucket = Bucket(where, client or s3_client())
+    bucket = open_bucket(where, client)
     found = read_pointer(bucket)
     if found is None:
         return []

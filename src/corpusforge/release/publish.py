@@ -22,12 +22,12 @@ whenever the build is killed. Two backends implement :class:`ReleaseStore`:
   What a killed build finished (a Twitter archive's extract) stays in the draft and is
   reused by the next build; entries of the release the build does not rebuild (extracts,
   files a user added) are carried into the draft as hard links.
-- :class:`~corpusforge.release.objectstore.ObjectStore` (``s3://``): object stores have no
-  rename, so the draft (a local folder) is uploaded as an immutable version
+- :class:`~corpusforge.release.objectstore.ObjectStore` (``s3://``, ``gs://``): object
+  stores have no rename, so the draft (a local folder) is uploaded as an immutable version
   ``OUT/versions/<id>/`` and committed by one small pointer object, ``OUT/_current.json``,
   written last with a conditional write, as Delta and Iceberg tables commit.
-- :class:`InPlace` (``gs://`` and other URIs): the build writes into the release itself; no
-  lock, the commit only marks the end.
+- :class:`InPlace` (other URIs, such as ``hdfs://``): the build writes into the release
+  itself; no lock, the commit only marks the end.
 
 A release's layout is the same either way: ``manifest.json``, ``README.md``, ``pairs/``...
 at its root, and every path inside it relative to it.
@@ -51,6 +51,7 @@ from collections.abc import Collection, Iterator
 from typing import Protocol
 
 from corpusforge.config.runner import Runner
+from corpusforge.release.errors import ReleaseError, ReleaseLocked
 from corpusforge.sources.uris import is_uri
 
 log = logging.getLogger(__name__)
@@ -69,14 +70,6 @@ RELEASE_ENTRIES = frozenset(
 )
 """Top-level names a release (or a build killed before this module existed) may hold: an
 existing folder with anything else and no ``manifest.json`` is not replaced by a build."""
-
-
-class ReleaseError(ValueError):
-    """``--out`` cannot take a release (a file, a read-only place, a foreign folder)."""
-
-
-class ReleaseLocked(ReleaseError):
-    """Another build holds the release's lock."""
 
 
 class ReleaseStore(Protocol):
@@ -114,7 +107,7 @@ class ReleaseStore(Protocol):
 
 def open_store(out: str, runner: Runner | None = None) -> ReleaseStore:
     """The store of ``--out``: :class:`~corpusforge.release.objectstore.ObjectStore` for
-    ``s3://``, :class:`InPlace` for another URI, else :class:`LocalFolder`.
+    ``s3://`` and ``gs://``, :class:`InPlace` for another URI, else :class:`LocalFolder`.
 
     Args:
         out: the release (``--out``).
@@ -125,12 +118,15 @@ def open_store(out: str, runner: Runner | None = None) -> ReleaseStore:
         ReleaseError: ``out`` is a file, or a folder that holds something other than a
             release.
     """
+    from corpusforge.release.bucketnames import is_bucket_uri
+    from corpusforge.release.gcs import number_batch_parts
     from corpusforge.release.objectstore import ObjectStore
     from corpusforge.release.s3 import use_storage_flags
 
     runner = runner or Runner()
     use_storage_flags(runner.beam_args())  # inputs and outputs on s3:// read its --s3_* flags
-    if out.startswith("s3://"):
+    number_batch_parts()  # Beam's gcsio against a GCS emulator (gcs.py); nothing on real GCS
+    if is_bucket_uri(out):
         return ObjectStore(out, runner)
     if is_uri(out):
         return InPlace(out)

@@ -6,9 +6,10 @@ Endpoint and credentials are boto3's, from the standard environment (``AWS_ENDPO
 ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_DEFAULT_REGION``, profiles), or for a
 build Beam's ``--s3_*`` flags (:func:`use_storage_flags`); none is ever written into a release
 or a log. The versions and the pointer built on these calls are
-:mod:`corpusforge.release.objectstore`'s.
+:mod:`corpusforge.release.objectstore`'s; :class:`S3Bucket` is the ``s3://`` side of
+:class:`corpusforge.release.buckets.Bucket`.
 
-Every call of :class:`Bucket` turns a failure a user can meet (the endpoint down or gone
+Every call of :class:`S3Bucket` turns a failure a user can meet (the endpoint down or gone
 mid-upload, wrong credentials, no such bucket) into :class:`BucketError`, one line naming the
 object and the cause in words, never a secret (:func:`failure_in_words`).
 """
@@ -20,39 +21,11 @@ import datetime
 import email.utils
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from corpusforge.release.bucketnames import Location
+from corpusforge.release.errors import BucketError, ConditionFailed, ReleaseError
 from corpusforge.release.io import use_filesystem_flags
-from corpusforge.release.publish import ReleaseError
-
-
-@dataclass(frozen=True)
-class Location:
-    """``s3://bucket/prefix`` split; ``prefix`` has no slash at either end."""
-
-    scheme: str
-    bucket: str
-    prefix: str
-
-    @classmethod
-    def parse(cls, uri: str) -> Location:
-        scheme, sep, rest = uri.partition("://")
-        bucket, _, prefix = rest.partition("/")
-        if not sep or not bucket:
-            raise ReleaseError(f"--out {uri}: not a bucket URI (s3://BUCKET/PATH)")
-        return cls(scheme, bucket, prefix.strip("/"))
-
-    def key(self, *parts: str) -> str:
-        return "/".join(p.strip("/") for p in (self.prefix, *parts) if p.strip("/"))
-
-    def uri(self, *parts: str) -> str:
-        return f"{self.scheme}://{self.bucket}/{self.key(*parts)}"
-
-    def object_uri(self, key: str) -> str:
-        """The URI of the object ``key`` (a whole key, the prefix included)."""
-        return f"{self.scheme}://{self.bucket}/{key}"
-
 
 S3_FLAGS = {
     "s3_access_key_id": "aws_access_key_id",
@@ -127,11 +100,6 @@ def error_code(exc: Exception) -> str:
     return str(response.get("Error", {}).get("Code", ""))
 
 
-class BucketError(ReleaseError):
-    """An object store call failed for a reason a user can meet: the endpoint, the
-    credentials, the bucket (one line naming the object and the cause, exit 2)."""
-
-
 DENIED = {
     "AccessDenied",
     "InvalidAccessKeyId",
@@ -187,14 +155,9 @@ def failure_in_words(exc: BaseException, bucket: str, endpoint: str) -> str | No
     return None
 
 
-class Bucket:
-    """The few calls the commit needs, on one ``Location``; each failure a user can meet is
-    a :class:`BucketError` naming the object (``s3://bucket/key``).
-
-    A backend for another store (GCS) implements the same methods; the versions, the commit
-    and the checks on what a bucket holds live above them, in
-    :mod:`corpusforge.release.objectstore`.
-    """
+class S3Bucket:
+    """:class:`corpusforge.release.buckets.Bucket` on S3: each failure a user can meet is a
+    :class:`BucketError` naming the object (``s3://bucket/key``); a token is an ETag."""
 
     def __init__(self, where: Location, client: Any) -> None:
         self.where = where
@@ -225,16 +188,19 @@ class Bucket:
                 raise
             return got["Body"].read(), str(got["ETag"])
 
-    def put(self, key: str, data: bytes, **condition: str) -> str:
-        """Write an object; ``IfMatch`` / ``IfNoneMatch`` make it conditional. Its ETag.
+    def put(self, key: str, data: bytes, expect: str | None) -> str:
+        """Write an object if it is absent (``expect`` None: ``If-None-Match: *``) or its ETag
+        is ``expect`` (``If-Match``); its new ETag.
 
-        A refused condition is raised as the client raised it (:func:`error_code` names it).
+        Raises:
+            ConditionFailed: the condition did not hold.
         """
+        condition = {"IfNoneMatch": "*"} if expect is None else {"IfMatch": expect}
         try:
             put = self.client.put_object(Bucket=self.where.bucket, Key=key, Body=data, **condition)
         except Exception as exc:
             if error_code(exc) in CONDITION_FAILED:
-                raise
+                raise ConditionFailed(self.where.object_uri(key)) from exc
             with self._failures(key):
                 raise
         return str(put["ETag"])
@@ -305,3 +271,7 @@ class Bucket:
 
 CONDITION_FAILED = ("PreconditionFailed", "412", "ConditionalRequestConflict")
 """Error codes of a conditional write whose condition did not hold."""
+
+
+Bucket = S3Bucket
+"""The name this class had before GCS joined it (tests and scripts import it)."""
