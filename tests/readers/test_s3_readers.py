@@ -146,3 +146,54 @@ def test_a_glob_read_before_the_next_commit_still_reads_its_version(
     assert after != before
     assert_frame_equal(pl.scan_parquet(before, storage_options=s3.storage_options).collect(), rows)
     assert pl.scan_parquet(after, storage_options=s3.storage_options).collect().height > 0
+
+
+def test_polars_and_datasets_take_the_environment_corpusforge_reads(
+    s3: S3Server, published: tuple[str, Path], hf_offline: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No ``storage_options``: ``AWS_ENDPOINT_URL`` and the keys, as boto3 reads them for
+    corpusforge (``AWS_ALLOW_HTTP`` for polars on an http endpoint only)."""
+    from datasets import load_dataset
+
+    monkeypatch.setenv("AWS_ALLOW_HTTP", "true")
+    uri, local = published
+    here = pl.scan_parquet(local / "pairs" / "all" / "*.parquet").collect()
+    assert_frame_equal(pl.scan_parquet(current(uri)).collect(), here)
+    remote = load_dataset("parquet", data_files={"train": current(uri)}, cache_dir=str(hf_offline))[
+        "train"
+    ]
+    assert remote.to_list() == here.to_dicts()
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["pairs/../../elsewhere/part-0.parquet", "benchmarks/dq.parquet", "pairs/all/*.parquet"],
+    ids=["dot-dot", "not-pairs", "a-pattern"],
+)
+def test_versions_current_refuses_a_manifest_that_points_readers_elsewhere(
+    s3: S3Server, path: str
+) -> None:
+    """The manifest is the bucket's word (its sha256 in the pointer is too): a pair file
+    outside the version's ``pairs/``, or a name a glob reads as a pattern, is one line, exit 2."""
+    import hashlib
+
+    from corpusforge.release.reading import POINTER_FORMAT
+
+    bucket = s3.bucket(f"crafted-{hashlib.sha256(path.encode()).hexdigest()[:8]}")[5:]
+    version = "20261127T000000Z-0badc0de"
+    manifest = json.dumps({"datasets": {"all": {"rows": 1, "files": [path]}}}).encode()
+    pointer = {
+        "format": POINTER_FORMAT,
+        "version": version,
+        "prefix": f"versions/{version}/",
+        "manifest": f"versions/{version}/manifest.json",
+        "manifest_sha256": hashlib.sha256(manifest).hexdigest(),
+    }
+    client = s3.client()
+    client.put_object(Bucket=bucket, Key=f"rel/versions/{version}/manifest.json", Body=manifest)
+    client.put_object(Bucket=bucket, Key="rel/_current.json", Body=json.dumps(pointer).encode())
+    done = cli("versions", f"s3://{bucket}/rel", "--current")
+    assert done.returncode == 2, done.stdout
+    assert done.stdout == ""
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith(f"error: s3://{bucket}/rel/versions/{version}/")
