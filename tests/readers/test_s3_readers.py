@@ -197,3 +197,26 @@ def test_versions_current_refuses_a_manifest_that_points_readers_elsewhere(
     assert done.stdout == ""
     [line] = done.stderr.strip().splitlines()
     assert line.startswith(f"error: s3://{bucket}/rel/versions/{version}/")
+
+
+def test_versions_current_is_one_line_for_a_crafted_pointer_and_a_wrong_secret(
+    s3: S3Server, published: tuple[str, Path]
+) -> None:
+    from corpusforge.release.reading import POINTER_FORMAT
+
+    uri, _ = published
+    env = {**os.environ, "AWS_SECRET_ACCESS_KEY": "not-the-secret-4f1c"}
+    denied = cli("versions", uri, "--current", env=env)
+    assert denied.returncode == 2
+    assert denied.stderr.strip().splitlines() == [
+        f"error: {uri}/_current.json: access denied (check the credentials)"
+    ]
+    crafted = s3.bucket("crafted-pointer") + "/rel"
+    doc = {"format": POINTER_FORMAT, "version": "../../x", "prefix": "versions/../../x/"}
+    s3.client().put_object(
+        Bucket="crafted-pointer", Key="rel/_current.json", Body=json.dumps(doc).encode()
+    )
+    done = cli("versions", crafted, "--current")
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith(f"error: {crafted}/_current.json: version '../../x' is not a version id")
