@@ -89,3 +89,17 @@ def test_a_key_that_leaves_its_version_is_refused_by_every_reader(
         line = one_error_line(done)
         assert f"gs://backslash/{key}: a key that leaves its version's folder" in line, line
     assert not list(tmp_path.rglob("x"))
+
+
+def test_a_missing_bucket_is_one_line_for_a_build_and_a_reader(
+    gcs: GcsServer, archive: Path
+) -> None:
+    """GCS answers a missing bucket's object as a missing object: a reader finds no release
+    there; a build's first upload names the bucket. Exit 2, one line, nothing published."""
+    uri = "gs://no-such-bucket/rel"
+    read = cli("validate", uri)
+    assert read.returncode == 2, read.stderr
+    assert "gs://no-such-bucket/rel: no release there (no _current.json)" in one_error_line(read)
+    built = cli(*twitter(archive, uri))
+    assert built.returncode == 2, built.stderr
+    assert "no bucket named no-such-bucket" in one_error_line(built)

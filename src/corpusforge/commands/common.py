@@ -182,7 +182,7 @@ def _check_flink(runner: Runner) -> None:
 
 def where_manifest(out: str) -> str:
     """Where a reader finds the manifest of the release ``out``, for a build's summary."""
-    if out.startswith("s3://"):
+    if out.startswith(("s3://", "gs://")):  # versioned (release/objectstore.py)
         return f"{out.rstrip('/')}/_current.json names the version and its manifest"
     return f"manifest: {out.rstrip('/')}/manifest.json"
 

@@ -118,8 +118,9 @@ def failure_in_words(exc: BaseException, bucket: str, endpoint: str) -> str | No
             return f"the server answered {seen.code or 'an error'}"
         if isinstance(seen, aex.DefaultCredentialsError | aex.RefreshError):
             return "no usable Google credentials (check GOOGLE_APPLICATION_CREDENTIALS)"
-        if isinstance(seen, gex.RetryError):
-            return f"the endpoint {endpoint} did not answer in time (retries given up)"
+        if isinstance(seen, gex.RetryError):  # the client retried for its deadline
+            last = failure_in_words(seen.cause, bucket, endpoint) if seen.cause else None
+            return f"{last or f'the endpoint {endpoint} did not answer'} (gave up retrying)"
         if isinstance(seen, requests.exceptions.ConnectionError):
             return f"could not connect to the endpoint {endpoint}"
         if isinstance(seen, requests.exceptions.Timeout):
