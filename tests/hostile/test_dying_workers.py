@@ -12,6 +12,7 @@ builds fork nothing but their workers) and kills it at once, whatever the worker
 
 from __future__ import annotations
 
+import bz2
 import hashlib
 import os
 import shutil
@@ -19,6 +20,7 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -55,11 +57,15 @@ def _children(pid: int) -> list[int]:
 
 
 def _kill_a_worker(
-    tmp_path: Path, args: list[str], rows_per_worker: str = "default", ctrl_c: bool = False
+    tmp_path: Path,
+    args: list[str],
+    rows_per_worker: str = "default",
+    ctrl_c: bool = False,
+    after: float = 0.0,
 ) -> tuple[int, str, int]:
     """Run ``corpusforge ARGS``, SIGKILL its first child process (or, with ``ctrl_c``, send
-    SIGINT to the whole build as a terminal does), wait for it to end; its exit code, its
-    stderr and the worker's pid."""
+    SIGINT to the whole build as a terminal does), ``after`` seconds once it has one, wait for
+    it to end; its exit code, its stderr and the worker's pid."""
     temp = tmp_path / "tmp"
     temp.mkdir()
     err_path = tmp_path / "stderr.txt"
@@ -79,6 +85,7 @@ def _kill_a_worker(
                 children = _children(proc.pid)
                 if children:
                     victim = children[0]
+                    time.sleep(after)
                     if ctrl_c:
                         os.killpg(proc.pid, signal.SIGINT)
                     else:
@@ -192,6 +199,35 @@ def test_ctrl_c_while_pair_workers_run_is_one_line_from_the_build(
     code, stderr, _ = _kill_a_worker(tmp_path, args, rows_per_worker="1", ctrl_c=True)
     _assert_ended(code, stderr, out, 128 + signal.SIGINT)
     assert stderr.strip().splitlines()[-1].startswith("error: interrupted (SIGINT)")
+    assert _digests(out) == before
+
+
+def _day_archive(path: Path, like: str) -> str:
+    """A zip of a day's 1,440 minute members, two of ``like``'s lines each (their names and
+    references are more than the 64 KiB a pipe holds)."""
+    with zipfile.ZipFile(like) as archive:
+        name = next(n for n in archive.namelist() if n.endswith(".json.bz2"))
+        lines = bz2.decompress(archive.read(name)).splitlines(keepends=True)
+    with zipfile.ZipFile(path, "w") as day:
+        for minute in range(1_440):
+            hour, rest = divmod(minute, 60)
+            text = b"".join(lines[2 * minute : 2 * minute + 2])
+            day.writestr(f"2021/01/03/{hour:02d}/{rest:02d}.json.bz2", bz2.compress(text))
+    return str(path)
+
+
+def test_ctrl_c_while_extract_workers_read_a_day_ends_the_build(
+    archives: tuple[str, str], twitter_release: Path, tmp_path: Path
+) -> None:
+    """The members the readers had not taken yet are dropped with them: the interpreter's exit
+    waited for them to be written to a pipe no one read, for ever."""
+    out, before = _previous(twitter_release, tmp_path)
+    day = _day_archive(tmp_path / "twitter-stream-2021-01-03.zip", archives[0])
+    args = ["twitter", "build", day, "--out", str(out), "--workers", "2"]
+    args += ["--benchmark-queries", "3"]
+    code, stderr, _ = _kill_a_worker(tmp_path, args, ctrl_c=True, after=0.3)  # reading
+    _assert_ended(code, stderr, out, 128 + signal.SIGINT)
+    assert stderr.strip().splitlines()[-1] == "error: interrupted (SIGINT); nothing published"
     assert _digests(out) == before
 
 

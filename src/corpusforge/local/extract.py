@@ -289,6 +289,11 @@ def _pool_read(
     """
     context = process_context()
     tasks = context.Queue()
+    # The members not yet taken go with the workers when the read is left early: without
+    # this, the interpreter's exit waits for the queue's thread to write them, which it never
+    # can past the pipe's 64 KiB with no worker left to read (Ctrl-C on a day's 1,440
+    # members hung the build). A read that ends well leaves nothing unread.
+    tasks.cancel_join_thread()
     results = context.Queue()
     for item in members:
         tasks.put(item)
@@ -299,10 +304,10 @@ def _pool_read(
         context.Process(target=_work, args=(job, w, tasks, results), daemon=True)
         for w in range(1, workers + 1)
     ]
-    for proc in procs:
-        proc.start()
     running = workers
     try:
+        for proc in procs:
+            proc.start()
         while running:
             died = dead_worker(EXTRACT_WORKER, procs)
             if died is not None:
@@ -321,7 +326,7 @@ def _pool_read(
             proc.join()
     finally:
         for proc in procs:
-            if proc.is_alive():
+            if proc.is_alive():  # a process not started is not alive
                 proc.terminate()
                 proc.join()
 
