@@ -205,3 +205,41 @@ def test_a_signalled_bitext_build_leaves_the_release_as_it_was(
     status, stderr, kids = interrupt(args, out, signum, group)
     assert status == 128 + signum, stderr
     assert_left_nothing(out, before, kids, stderr, signum)
+
+
+COMMITTED_THEN_INTERRUPTED = """
+import os, signal
+from corpusforge.release import publish
+
+commit = publish.LocalFolder.commit
+
+
+def commit_then_interrupt(self):
+    commit(self)
+    os.kill(os.getpid(), signal.SIGINT)  # after the commit, before the build returns
+
+
+publish.LocalFolder.commit = commit_then_interrupt
+from corpusforge.cli import main
+
+main()
+"""
+"""``corpusforge ARGS`` that sends itself SIGINT the instant its release is committed."""
+
+
+def test_a_signal_after_the_commit_says_the_release_was_published(
+    bitext_release: tuple[Path, Path], tmp_path: Path
+) -> None:
+    small = bitext_release[0].parent / "small.fr-en.tsv"
+    out = tmp_path / "release"
+    args = ["bitext", "build", str(small), "--out", str(out), "--quiet"]
+    done = subprocess.run(
+        [sys.executable, "-c", COMMITTED_THEN_INTERRUPTED, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 128 + signal.SIGINT, done.stderr
+    assert done.stderr.splitlines() == [f"error: interrupted (SIGINT) after publishing {out}"]
+    assert (out / "manifest.json").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["release"]  # no draft, no lock

@@ -256,11 +256,14 @@ def run_and_report(
     status: int | None = None
     caught: BaseException | None = None
     full: OSError | None = None
+    before = _release_mark(out)
     try:
         with around or contextlib.nullcontext():
             manifest = run(config, runner)
     except Interrupted as exc:  # SIGTERM or SIGINT; the build removed its draft and lock
-        caught, text, status = exc, f"{exc}; nothing published", 128 + exc.signum
+        # a signal may land after the commit, before the return
+        done = f" after publishing {out}" if _release_mark(out) != before else "; nothing published"
+        caught, text, status = exc, f"{exc}{done}", 128 + exc.signum
     except Exception as exc:
         caught, full = exc, disk_full(exc)
         if full is not None:  # the machine's failure, not the input's: exit 1
@@ -288,6 +291,24 @@ def run_and_report(
         summarise(manifest, out)
     if not manifest["accounting"]["balanced"]:
         raise typer.Exit(code=3)
+
+
+def _release_mark(out: str) -> tuple[int, int, int] | None:
+    """What tells the local release ``out`` from another: its manifest's device, inode and
+    modification time (a commit puts a new manifest in place; the old one keeps all three
+    when a two-rename commit moves it aside). ``None``: no release, or a URI (not looked at:
+    a signal landing between a bucket's commit and the return still reads "nothing
+    published")."""
+    from corpusforge.release.publish import current_release
+    from corpusforge.sources.uris import is_uri
+
+    if is_uri(out):
+        return None
+    try:
+        stat = os.stat(os.path.join(current_release(out), "manifest.json"))
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino, stat.st_mtime_ns
 
 
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
