@@ -9,16 +9,29 @@ when the job ends; with no ``--flink_master`` the job runs on Flink embedded in 
 (``[local]``), and with ``--job_endpoint`` on a job server the user started. Workers are
 ``LOOPBACK`` (in this process) unless ``--environment_type`` says otherwise.
 
+A job on a cluster never hangs the build: Beam's runner waits for ever for an SDK worker that
+died before it connected, so :func:`watchdog` follows the job through the cluster's REST API
+and cancels it once nothing in it has moved for ``--flink_stall_timeout`` seconds (default
+:data:`STALL_SECONDS`); the build then fails in one line, exit 1, nothing published.
+
     bash scripts/flink.sh && bash scripts/flink-cluster.sh start      # prints localhost:PORT
     corpusforge twitter build day.zip --out release/ --runner flink --flink_master localhost:PORT
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import os
+import threading
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # Beam is imported when a job runs, not when a command starts
     from apache_beam.options.pipeline_options import PipelineOptions
@@ -44,6 +57,13 @@ JAVA_17_FLAGS = (
 """Flink's usual module flags on Java 17: without them a streaming job fails with
 ``InaccessibleObjectException`` (``scripts/flink-cluster.sh`` gives its JVMs the same)."""
 _REPO = Path(__file__).resolve().parents[2]
+STALL_SECONDS = 600.0
+"""How long a job on a cluster may show no progress (no vertex's status, records or bytes in
+or out changing) before the build cancels it: ``--flink_stall_timeout``; 0 never."""
+POLL_SECONDS = 5.0
+"""How often :func:`watchdog` reads the job (Flink refreshes its metrics every 10 s)."""
+_TERMINAL = frozenset({"FINISHED", "FAILED", "CANCELED", "SUSPENDED"})
+log = logging.getLogger(__name__)
 
 
 class FlinkNotFoundError(FileNotFoundError):
@@ -113,11 +133,13 @@ def configure(options: PipelineOptions) -> None:
     _quiet_job_server_lifecycle()
     from apache_beam.options.pipeline_options import (
         FlinkRunnerOptions,
+        GoogleCloudOptions,
         JobServerOptions,
         PortableOptions,
         StandardOptions,
     )
 
+    _stall_options()  # registers --flink_stall_timeout before Beam reads the flags
     options.view_as(StandardOptions).runner = "FlinkRunner"
     flink = options.view_as(FlinkRunnerOptions)
     portable = options.view_as(PortableOptions)
@@ -133,6 +155,146 @@ def configure(options: PipelineOptions) -> None:
     server.job_server_jvm_properties = [*given, *(f for f in JAVA_17_FLAGS if f not in given)]
     if not portable.environment_type:
         portable.environment_type = "LOOPBACK"
+    cloud = options.view_as(GoogleCloudOptions)
+    if not cloud.job_name:  # a name of its own, by which the watchdog finds it on the cluster
+        cloud.job_name = f"corpusforge-{uuid.uuid4().hex[:16]}"
+
+
+@contextmanager
+def watchdog(options: PipelineOptions) -> Iterator[None]:
+    """Runs the ``with`` body (start a job and wait for it) under a watchdog when the job goes
+    to a Flink cluster (``--flink_master`` a REST address): a thread reads the job through the
+    cluster's REST API every :data:`POLL_SECONDS` and cancels it (``PATCH /jobs/ID``) once
+    nothing in it has moved for ``--flink_stall_timeout`` seconds. Beam's runner waits for
+    ever for an SDK worker that died before it connected; with the watchdog such a job ends.
+    Elsewhere (the embedded Flink, other runners, a timeout of 0) the body runs alone.
+
+    Args:
+        options: the job's pipeline options, as :func:`configure` left them.
+
+    Raises:
+        JobFailed: the watchdog cancelled the job; the message says why, in one line.
+    """
+    from apache_beam.options.pipeline_options import (
+        FlinkRunnerOptions,
+        GoogleCloudOptions,
+        StandardOptions,
+    )
+
+    from corpusforge.jobs import JobFailed
+
+    runner = options.view_as(StandardOptions).runner
+    master = options.view_as(FlinkRunnerOptions).flink_master or ""
+    seconds = options.view_as(_stall_options()).flink_stall_timeout
+    name = options.view_as(GoogleCloudOptions).job_name
+    on_cluster = ":" in master and not master.startswith("[")
+    if not (isinstance(runner, str) and uses_flink(runner) and on_cluster and seconds > 0):
+        yield
+        return
+    dog = _Watchdog(master, name, seconds)
+    try:
+        yield
+    except Exception as exc:
+        if dog.reason is None:
+            raise
+        raise JobFailed(runner, dog.reason) from exc
+    finally:
+        dog.stop()
+
+
+class _Watchdog:
+    """A thread that cancels the job named ``name`` on the cluster at ``master`` once its
+    progress (:func:`_progress`) has not changed for ``seconds``; ``reason`` says it did."""
+
+    def __init__(self, master: str, name: str | None, seconds: float) -> None:
+        self.reason: str | None = None
+        self._master = master
+        self._name = name
+        self._seconds = seconds
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="flink-watchdog", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def _watch(self) -> None:
+        job: str | None = None
+        last: object = None
+        since = time.monotonic()
+        while not self._done.wait(POLL_SECONDS):
+            try:
+                job = job or _job_named(self._master, self._name)
+                if job is None:  # not submitted yet: the clock starts with the job
+                    continue
+                state, progress = _progress(self._master, job)
+            except (OSError, ValueError, KeyError) as exc:  # the REST API did not answer
+                log.debug("the Flink watchdog could not read the cluster: %s", exc)
+                continue
+            now = time.monotonic()
+            if state in _TERMINAL:
+                return
+            if progress != last:
+                last, since = progress, now
+            elif now - since >= self._seconds:
+                self._cancel(job, now - since)
+                return
+
+    def _cancel(self, job: str, idle: float) -> None:
+        self.reason = (
+            f"the Flink job {job} made no progress for {idle:.0f} s (--flink_stall_timeout "
+            f"{self._seconds:g}; an SDK worker that never connected?), so the build cancelled it"
+        )
+        log.debug(self.reason)
+        try:
+            _rest(self._master, f"/jobs/{job}?mode=cancel", method="PATCH")
+        except OSError as exc:
+            self.reason += f" (the cancel request failed: {exc})"
+
+
+def _rest(master: str, path: str, method: str = "GET") -> Any:
+    request = urllib.request.Request(f"http://{master}{path}", method=method)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        body = response.read()
+    return json.loads(body) if body else None
+
+
+def _job_named(master: str, name: str | None) -> str | None:
+    """The id of the latest job called ``name`` on the cluster, or ``None``."""
+    jobs = [j for j in _rest(master, "/jobs/overview")["jobs"] if j["name"] == name]
+    return str(max(jobs, key=lambda j: j["start-time"])["jid"]) if jobs else None
+
+
+def _progress(master: str, job: str) -> tuple[str, list[tuple[Any, ...]]]:
+    """A job's state and what moves while it works: each vertex's status and its records and
+    bytes in and out."""
+    found = _rest(master, f"/jobs/{job}")
+    keys = ("read-records", "write-records", "read-bytes", "write-bytes")
+    vertices = [
+        (v["id"], v["status"], *(v.get("metrics", {}).get(k) for k in keys))
+        for v in found["vertices"]
+    ]
+    return str(found["state"]), vertices
+
+
+@functools.cache
+def _stall_options() -> Any:
+    """The pipeline option class of ``--flink_stall_timeout``, made once Beam is imported."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    class FlinkWatchdogOptions(PipelineOptions):
+        @classmethod
+        def _add_argparse_args(cls, parser: Any) -> None:
+            parser.add_argument(
+                "--flink_stall_timeout",
+                type=float,
+                default=STALL_SECONDS,
+                help="seconds a job on a Flink cluster may show no progress before the build "
+                "cancels it (a worker that never connected hangs it otherwise); 0: never",
+            )
+
+    return FlinkWatchdogOptions
 
 
 class _JobServerLifecycle(logging.Filter):

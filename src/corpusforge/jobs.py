@@ -128,6 +128,9 @@ def job(options: PipelineOptions) -> Iterator[beam.Pipeline]:
     """
     import apache_beam as beam
 
+    from corpusforge.flink import watchdog
+
     p = beam.Pipeline(options=options)
     yield p
-    wait(run(p), _runner_name(options))
+    with watchdog(options):  # a job on a Flink cluster that stops moving is cancelled
+        wait(run(p), _runner_name(options))

@@ -1,0 +1,159 @@
+"""The watchdog of a Flink job, against a stand-in for a cluster's REST API: a job that stops
+moving is cancelled and the build fails in one line; a job that moves is left alone.
+
+The real hang (an SDK worker that dies before it connects) is
+``test_flink_faults.py::test_a_worker_that_never_connects_fails_the_build_in_one_line``
+(marked ``flink``); these need neither Java nor a cluster and run in the default test command.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from corpusforge import flink
+from corpusforge.jobs import JobFailed
+
+JOB = "0123456789abcdef0123456789abcdef"
+
+
+class FakeCluster:
+    """The three REST calls the watchdog makes, for one job called ``name``: its records read
+    grow by one per read while ``moving``; ``cancelled`` is set by ``PATCH /jobs/ID``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.moving = False
+        self.records = 0
+        self.cancelled = threading.Event()
+
+    def answer(self, method: str, path: str) -> Any:
+        if method == "PATCH" and path == f"/jobs/{JOB}?mode=cancel":
+            self.cancelled.set()
+            return {}
+        if path == "/jobs/overview":
+            state = "CANCELED" if self.cancelled.is_set() else "RUNNING"
+            other = {"jid": "f" * 32, "name": "someone-else", "state": "RUNNING", "start-time": 2}
+            return {
+                "jobs": [other, {"jid": JOB, "name": self.name, "state": state, "start-time": 1}]
+            }
+        if path == f"/jobs/{JOB}":
+            self.records += self.moving
+            vertex = {"id": "v1", "status": "RUNNING", "metrics": {"read-records": self.records}}
+            return {"state": "RUNNING", "vertices": [vertex]}
+        return None
+
+
+@pytest.fixture
+def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, FakeCluster]]:
+    fake = FakeCluster("corpusforge-test")
+
+    class Handler(BaseHTTPRequestHandler):
+        def _reply(self) -> None:
+            body = fake.answer(self.command, self.path)
+            self.send_response(404 if body is None else 200)
+            self.end_headers()
+            self.wfile.write(json.dumps(body).encode())
+
+        do_GET = do_PATCH = _reply
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("localhost", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setattr(flink, "POLL_SECONDS", 0.05)
+    try:
+        yield f"localhost:{server.server_address[1]}", fake
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _options(master: str, *more: str) -> Any:
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    flink._stall_options()
+    flags = ["--runner=FlinkRunner", f"--flink_master={master}", "--job_name=corpusforge-test"]
+    return PipelineOptions([*flags, *more])
+
+
+def _wait_like_beam(fake: FakeCluster, seconds: float = 10.0) -> None:
+    """What Beam's wait does when the cluster cancels the job: it raises."""
+    if fake.cancelled.wait(seconds):
+        raise RuntimeError("Pipeline failed in state FAILED: JobCancellationException\n at ...")
+
+
+def test_a_job_that_stops_moving_is_cancelled_and_fails_in_one_line(
+    cluster: tuple[str, FakeCluster],
+) -> None:
+    master, fake = cluster
+    options = _options(master, "--flink_stall_timeout=0.3")
+    with pytest.raises(JobFailed) as failed, flink.watchdog(options):
+        _wait_like_beam(fake)
+    assert fake.cancelled.is_set()
+    message = str(failed.value)
+    assert "\n" not in message
+    assert message.startswith(f"the Beam job failed on FlinkRunner: the Flink job {JOB} made ")
+    assert "--flink_stall_timeout 0.3" in message and message.endswith("nothing was published")
+
+
+def test_a_job_that_moves_is_left_alone(cluster: tuple[str, FakeCluster]) -> None:
+    master, fake = cluster
+    fake.moving = True
+    with flink.watchdog(_options(master, "--flink_stall_timeout=0.3")):
+        time.sleep(1.0)
+    assert not fake.cancelled.is_set()
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--flink_stall_timeout=0"],  # the user turned it off
+        ["--flink_master=[local]"],  # embedded Flink: no REST API to read
+        ["--runner=PrismRunner"],
+    ],
+)
+def test_no_watchdog_where_it_is_off_or_has_no_cluster(
+    cluster: tuple[str, FakeCluster], flags: list[str]
+) -> None:
+    master, fake = cluster
+    with flink.watchdog(_options(master, "--flink_stall_timeout=0.3", *flags)):
+        time.sleep(0.6)
+    assert not fake.cancelled.is_set()
+
+
+def test_an_error_of_its_own_passes_through(cluster: tuple[str, FakeCluster]) -> None:
+    master, fake = cluster
+    fake.moving = True
+    with pytest.raises(ValueError, match="the body's"), flink.watchdog(_options(master)):
+        raise ValueError("the body's")
+
+
+def test_a_flink_build_gets_a_job_name_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOptions
+
+    jar = tmp_path / "job-server.jar"
+    jar.write_bytes(b"")
+    monkeypatch.setenv(flink.FLINK_JAR_ENV, str(jar))
+    names = set()
+    for _ in range(2):
+        options = PipelineOptions(["--flink_master=localhost:1"])
+        flink.configure(options)
+        names.add(options.view_as(GoogleCloudOptions).job_name)
+    assert len(names) == 2 and all(n.startswith("corpusforge-") for n in names)
+    given = PipelineOptions(["--job_name=mine", "--flink_stall_timeout=7"])
+    flink.configure(given)
+    assert given.view_as(GoogleCloudOptions).job_name == "mine"
+    assert given.view_as(flink._stall_options()).flink_stall_timeout == 7.0
+    unset = PipelineOptions([])
+    assert unset.view_as(flink._stall_options()).flink_stall_timeout == flink.STALL_SECONDS
