@@ -122,3 +122,31 @@ def write_topical_release(
         path.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(pa.Table.from_pylist(records, schema=arrow_schema(BENCHMARK)), path)
     return root
+
+
+TEACHER_DIM = 32
+
+
+def write_teacher(folder: Path, words: list[str], seed: int) -> Path:
+    """A tiny BERT teacher: seeded random weights, 32 dimensions, a vocabulary of ``words``.
+
+    Needs torch and transformers (imported here, so importing this package needs neither).
+    """
+    import torch
+    import transformers
+
+    folder.mkdir(parents=True)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    transformers.BertTokenizerFast(str(folder / "vocab.txt")).save_pretrained(str(folder))
+    torch.manual_seed(seed)
+    config = transformers.BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=TEACHER_DIM,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
+    transformers.BertModel(config).save_pretrained(str(folder))
+    return folder

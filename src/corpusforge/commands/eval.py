@@ -2,6 +2,7 @@
 
     corpusforge eval ranking --benchmarks RELEASE/benchmarks --model lexical --json scores.json
     corpusforge eval sts --data ../shared/realdata/stsbenchmark/sts-dev.csv --model lexical
+    corpusforge eval bitext --heldout RELEASE/heldout --model models/student --teacher TEACHER
 
 ``--model lexical`` is the TF-IDF baseline; any other value is handed to the trainer's
 model loader (see :func:`corpusforge.eval.load_encoder`).
@@ -150,43 +151,95 @@ def bitext(
             "--heldout",
             exists=True,
             file_okay=False,
-            help="A held-out folder of a release (RELEASE/heldout/<dataset>/<l1>-<l2>, from "
-            "--holdout): its anchors are the English side, its positives the other; "
-            "instead of --en and --x.",
+            help="A release's held-out pairs (RELEASE/heldout, from --holdout), or one dataset "
+            "or language pair of it: anchors are the English side, positives the other; "
+            "scored per language pair.",
+        ),
+    ] = None,
+    tsv: Annotated[
+        Path | None,
+        typer.Option(
+            "--tsv",
+            exists=True,
+            dir_okay=False,
+            help="Held-out pairs as 'lang<TAB>english<TAB>other' (or 'english<TAB>other') "
+            "lines, scored per language.",
+        ),
+    ] = None,
+    teacher: Annotated[
+        str | None,
+        typer.Option(
+            "--teacher",
+            help="A distillation teacher: also report teacher fidelity, the mean cosine and "
+            "MSE of the model's and the teacher's embeddings of the held-out English side.",
         ),
     ] = None,
     json_out: JsonOption = None,
 ) -> None:
-    """Bitext matching accuracy en->x and x->en (nearest neighbour by cosine), as CT-XLMR-SE."""
+    """Bitext matching accuracy en->x and x->en (nearest neighbour by cosine), as CT-XLMR-SE.
+
+    Give one source of pairs: --en and --x, --heldout, or --tsv.
+    """
     from corpusforge.eval.lexical import CorpusFitted
     from corpusforge.train.bitext_eval import (
-        bitext_matching_accuracy,
+        BitextSets,
+        bitext_report,
+        heldout_sets,
         read_aligned_lines,
-        read_heldout_pairs,
+        read_tsv_sets,
+        teacher_fidelity,
     )
 
+    sources = [english is not None and other is not None, heldout is not None, tsv is not None]
     try:
-        if heldout is not None and english is None and other is None:
-            en_texts, x_texts = read_heldout_pairs(heldout)
-            english, other = heldout / "anchor", heldout / "positive"
-        elif heldout is None and english is not None and other is not None:
-            en_texts, x_texts = read_aligned_lines(english, other)
+        if sum(sources) != 1 or (english is None) != (other is None):
+            raise ValueError("give --en and --x, or --heldout, or --tsv")
+        sets: BitextSets
+        if heldout is not None:
+            sets = heldout_sets(heldout)
+            source = str(heldout)
+        elif tsv is not None:
+            sets = read_tsv_sets(tsv)
+            source = tsv.name
         else:
-            raise ValueError("give --en and --x, or --heldout alone")
+            assert english is not None and other is not None
+            sets = {"x": read_aligned_lines(english, other)}
+            source = f"{english.name} / {other.name}"
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    all_english = [text for en_texts, _ in sets.values() for text in en_texts]
     encoder = _load(model)
     if isinstance(encoder, CorpusFitted) and not encoder.fitted:
-        encoder = encoder.fit([*en_texts, *x_texts])
-    report = bitext_matching_accuracy(encoder, en_texts, x_texts)
-    table = Table(title=f"bitext: {model} on {english.name} / {other.name}")
-    for column in ("pairs", "en->x", "x->en"):
-        table.add_column(column, justify="right")
-    table.add_row(str(len(en_texts)), _fmt(report["en_to_x"]), _fmt(report["x_to_en"]))
-    Console().print(table)
+        encoder = encoder.fit(
+            [*all_english, *(text for _, x_texts in sets.values() for text in x_texts)]
+        )
+    report: dict[str, Any] = bitext_report(encoder, sets)
+    table = Table(title=f"bitext: {model} on {source}")
+    for column in ("set", "pairs", "en->x", "x->en", "mean"):
+        table.add_column(column, justify="left" if column == "set" else "right")
+    for name, r in report["sets"].items():
+        table.add_row(
+            name, str(r["pairs"]), _fmt(r["en_to_x"]), _fmt(r["x_to_en"]), _fmt(r["mean"])
+        )
+    if len(sets) > 1:
+        table.add_row("mean", "", "", "", _fmt(report["mean"]))
+    console = Console()
+    console.print(table)
+    if teacher is not None:
+        try:
+            fidelity = teacher_fidelity(encoder, _load(teacher), all_english)
+        except ValueError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from exc
+        report["teacher_fidelity"] = {"teacher": teacher, **fidelity}
+        console.print(
+            f"teacher fidelity on {fidelity['sentences']} English sentences: "
+            f"cosine {fidelity['cosine']:.4f}, MSE {fidelity['mse']:.6f}"
+        )
     if json_out is not None:
-        _write_json(json_out, {"model": model, "pairs": len(en_texts), **report})
+        (only,) = report["sets"].values() if len(sets) == 1 else ({},)  # one set: also flat
+        _write_json(json_out, {"model": model, "data": source, **only, **report})
 
 
 def _load(spec: str) -> Encoder:

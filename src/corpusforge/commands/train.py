@@ -3,6 +3,8 @@
     corpusforge train --data release/pairs/all --out models/fast
     corpusforge train --data release/pairs/all --out models/minilm \
         --model ../models/all-MiniLM-L6-v2
+    corpusforge train --data bitext/pairs/tatoeba --out models/student --model fast \
+        --loss mse --teacher ../models/all-MiniLM-L6-v2
 
 The model folder evaluates with ``corpusforge eval ... --model models/fast``. Torch and the
 other training libraries (the ``train`` extra) are imported only when the command runs; where
@@ -24,14 +26,17 @@ INSTALL_HINT = "install with pip install 'corpusforge[train]'"
 console = Console(stderr=True)
 
 
-def missing_modules(model: str) -> list[str]:
+def missing_modules(model: str, teacher: str | None = None) -> list[str]:
     """The training libraries that ``model`` needs and this environment lacks.
 
     Args:
         model: ``"fast"`` (needs torch and sentencepiece) or a Hugging Face model folder
             (needs torch and transformers).
+        teacher: a distillation teacher's folder (needs transformers too).
     """
     needed = ["torch", "sentencepiece" if model == "fast" else "transformers"]
+    if teacher is not None and "transformers" not in needed:
+        needed.append("transformers")
     return [name for name in needed if importlib.util.find_spec(name) is None]
 
 
@@ -52,7 +57,24 @@ def train(
     ] = "fast",
     loss: Annotated[
         str | None,
-        typer.Option(help="mnrl or triplet [default: triplet for fast (P-SP), mnrl otherwise]"),
+        typer.Option(
+            help="mnrl, triplet or mse (distil --teacher) [default: mse with --teacher, "
+            "else triplet for fast (P-SP), mnrl otherwise]"
+        ),
+    ] = None,
+    teacher: Annotated[
+        str | None,
+        typer.Option(
+            help="local Hugging Face model folder the student learns from with --loss mse: "
+            "both sides of each pair regress on its embedding of the English anchor"
+        ),
+    ] = None,
+    teacher_cache: Annotated[
+        Path | None,
+        typer.Option(
+            help="folder caching the teacher's embeddings across runs "
+            "[default: teacher-embeddings beside --out]"
+        ),
     ] = None,
     batch_size: Annotated[int, typer.Option(help="pairs per step")] = 50,
     lr: Annotated[
@@ -71,7 +93,9 @@ def train(
         int | None,
         typer.Option(help="batches per hard-negative mega-batch [default: 60 fast, 1 transformer]"),
     ] = None,
-    dim: Annotated[int, typer.Option(help="fast encoder embedding size")] = 1024,
+    dim: Annotated[
+        int, typer.Option(help="fast encoder embedding size (with --teacher: the teacher's)")
+    ] = 1024,
     vocab_size: Annotated[int, typer.Option(help="fast encoder sentencepiece vocabulary")] = 8000,
     device: Annotated[
         str | None, typer.Option(help="cpu, cuda, ... [default: cuda when available]")
@@ -85,7 +109,7 @@ def train(
     except FileNotFoundError as exc:
         typer.echo(f"error: --data {exc}", err=True)
         raise typer.Exit(2) from None
-    missing = missing_modules(model)
+    missing = missing_modules(model, teacher)
     if missing:
         needs = ", ".join(missing)
         typer.echo(f"error: corpusforge train needs {needs}: {INSTALL_HINT}", err=True)
@@ -110,6 +134,8 @@ def train(
             dim=dim,
             vocab_size=vocab_size,
             device=device,
+            teacher=teacher,
+            teacher_cache=str(teacher_cache) if teacher_cache is not None else None,
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
@@ -146,13 +172,19 @@ def train(
             summary = run_training(pairs, out, config, progress=on_step)
         except NoPairs:  # named as the user gave it, not as the local copy of a bucket's
             failure = f"{data} holds no pairs to train on"
-        except (FileNotFoundError, FileExistsError) as exc:
+        except (FileNotFoundError, FileExistsError, ValueError) as exc:
             failure = str(exc)
         else:
             failure = ""
     if failure:  # one line, once the progress bar is gone
         typer.echo(f"error: {failure}", err=True)
         raise typer.Exit(2)
+    if teacher is not None:
+        cached = summary.teacher_anchors - summary.teacher_embedded
+        console.print(
+            f"teacher: {summary.teacher_anchors} distinct anchors, "
+            f"{summary.teacher_embedded} embedded now, {cached} from the cache"
+        )
     console.print(
         f"{summary.steps} steps on {summary.pairs} pairs in {summary.seconds:.1f} s; "
         f"loss {summary.loss_first} -> {summary.loss_last}; model in {out}"

@@ -13,6 +13,11 @@ as ``en_to_x`` (English queries, other-language candidates) and ``x_to_en``.
     >>> bitext_matching_accuracy(Identity(), ["0", "1"], ["0", "1"])
     {'en_to_x': 1.0, 'x_to_en': 1.0}
 
+Held-out pairs come per language from a release's ``heldout/`` (``heldout_sets``) or a TSV
+(``read_tsv_sets``), and ``bitext_report`` scores each language. ``teacher_fidelity`` is the
+distillation check of Reimers & Gurevych 2020: how close a student's embeddings of English
+sentences stay to its teacher's (mean cosine, and the mean squared error the student trained on).
+
 Needs numpy only: any object with ``encode(texts) -> (n, d) float32`` works.
 """
 
@@ -20,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -127,6 +132,110 @@ def read_heldout_pairs(folder: Path) -> tuple[list[str], list[str]]:
         anchors += table.column("anchor").to_pylist()
         positives += table.column("positive").to_pylist()
     return anchors, positives
+
+
+BitextSets = dict[str, tuple[list[str], list[str]]]
+"""Held-out bitext by name (``<dataset>/<l1>-<l2>`` or a TSV's language): English, other side."""
+
+
+def heldout_sets(folder: Path) -> BitextSets:
+    """Every held-out set under ``folder``, by its path below it.
+
+    Args:
+        folder: a release's ``heldout/`` (sets ``<dataset>/<l1>-<l2>``), one dataset's folder,
+            or one set's folder itself (named ``.``).
+
+    Returns:
+        Each folder holding Parquet shards, by its path relative to ``folder``, sorted.
+
+    Raises:
+        ValueError: no folder under ``folder`` holds a Parquet shard.
+    """
+    folder = Path(folder)
+    found = sorted({shard.parent for shard in folder.rglob("*.parquet")})
+    if not found:
+        raise ValueError(f"{folder} holds no held-out Parquet shard (RELEASE/heldout, --holdout)")
+    return {
+        (set_folder.relative_to(folder).as_posix() or "."): read_heldout_pairs(set_folder)
+        for set_folder in found
+    }
+
+
+def read_tsv_sets(path: Path) -> BitextSets:
+    """Held-out bitext from a TSV: ``lang<TAB>english<TAB>other`` or ``english<TAB>other`` lines.
+
+    Args:
+        path: the TSV file, UTF-8, no header; two-column lines belong to the set ``x``.
+
+    Returns:
+        The sets by language, in order of first appearance.
+
+    Raises:
+        ValueError: a line has neither two nor three fields, or the file has no line.
+    """
+    sets: BitextSets = {}
+    for number, line in enumerate(_lines(Path(path)), start=1):
+        fields = line.split("\t")
+        if len(fields) == 2:
+            fields = ["x", *fields]
+        if len(fields) != 3:
+            raise ValueError(f"{path}:{number}: {len(fields)} tab-separated fields, want 2 or 3")
+        english, other = sets.setdefault(fields[0], ([], []))
+        english.append(fields[1])
+        other.append(fields[2])
+    if not sets:
+        raise ValueError(f"{path} holds no pair")
+    return sets
+
+
+def bitext_report(encoder: TextEncoder, sets: BitextSets) -> dict[str, Any]:
+    """Bitext matching of each set both ways, and their mean.
+
+    Args:
+        encoder: embeds texts as L2-normalised rows.
+        sets: held-out sets by name (``heldout_sets``, ``read_tsv_sets``).
+
+    Returns:
+        ``{"sets": {name: {"pairs", "en_to_x", "x_to_en", "mean"}}, "mean": ...}``: ``mean``
+        of a set is the mean of its two directions, the overall ``mean`` that of the sets'.
+    """
+    scores: dict[str, dict[str, Any]] = {}
+    for name, (english, other) in sets.items():
+        accuracy = bitext_matching_accuracy(encoder, english, other)
+        mean = (accuracy["en_to_x"] + accuracy["x_to_en"]) / 2
+        scores[name] = {"pairs": len(english), **accuracy, "mean": mean}
+    overall = float(np.mean([r["mean"] for r in scores.values()]))
+    return {"sets": scores, "mean": overall}
+
+
+def teacher_fidelity(
+    student: TextEncoder, teacher: TextEncoder, english: Sequence[str]
+) -> dict[str, float | int]:
+    """How close the student's embeddings of English sentences are to the teacher's.
+
+    Args:
+        student: the distilled encoder (L2-normalised rows).
+        teacher: the teacher (L2-normalised rows of the same size).
+        english: held-out English sentences; each distinct one counts once.
+
+    Returns:
+        ``{"sentences", "cosine", "mse"}``: the number of distinct sentences, the mean cosine
+        of student and teacher rows, and the mean squared error over rows and dimensions (the
+        distillation loss, ``losses.mse_loss``).
+
+    Raises:
+        ValueError: no sentence, or the two encoders' sizes differ.
+    """
+    texts = list(dict.fromkeys(english))
+    if not texts:
+        raise ValueError("no English sentence to compare student and teacher on")
+    s = np.asarray(student.encode(texts), dtype=np.float32)  # (n, d)
+    t = np.asarray(teacher.encode(texts), dtype=np.float32)  # (n, d')
+    if s.shape != t.shape:
+        raise ValueError(f"the student gives {s.shape[1]}-d embeddings, the teacher {t.shape[1]}-d")
+    cosine = float(np.mean(np.sum(s * t, axis=1)))
+    mse = float(np.mean((s - t) ** 2))
+    return {"sentences": len(texts), "cosine": cosine, "mse": mse}
 
 
 def _lines(path: Path) -> list[str]:

@@ -19,6 +19,7 @@ This module needs pyarrow and numpy only: no torch.
 from __future__ import annotations
 
 import math
+import re
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from corpusforge.keys import seeded_hash, unit_interval
 from corpusforge.schemas import PAIR, arrow_schema
 
 KEY_COLUMNS = ("dataset", "anchor_id", "positive_id")
+_LANGUAGE_PAIR = re.compile(r"[a-z]{2,3}-[a-z]{2,3}")  # a bitext release's <l1>-<l2> folder
 TEXT_COLUMNS = ("anchor", "positive")
 _SPILL_SCHEMA = pa.schema(
     [("anchor", pa.string()), ("positive", pa.string()), ("order", pa.uint64())]
@@ -63,9 +65,12 @@ class PairBatch:
 def open_pairs(data: Path) -> ds.Dataset:
     """The pair shards directly in ``data`` as one pyarrow dataset.
 
+    A bitext dataset folder (``RELEASE/pairs/<dataset>``, which holds no shard itself) reads
+    the shards of its language-pair sub-folders (``<l1>-<l2>/``): every language at once.
+
     Args:
-        data: a folder of ``pair.v1`` Parquet shards, e.g. ``RELEASE/pairs/all``; sub-folders
-            are not read.
+        data: a folder of ``pair.v1`` Parquet shards, e.g. ``RELEASE/pairs/all``, or a bitext
+            dataset folder; no other sub-folder is read.
 
     Returns:
         A dataset read with the explicit ``pair.v1`` schema.
@@ -74,6 +79,12 @@ def open_pairs(data: Path) -> ds.Dataset:
         FileNotFoundError: when ``data`` holds no ``*.parquet`` file.
     """
     files = sorted(str(p) for p in Path(data).glob("*.parquet") if p.is_file())
+    if not files:
+        files = sorted(
+            str(p)
+            for p in Path(data).glob("*/*.parquet")
+            if p.is_file() and _LANGUAGE_PAIR.fullmatch(p.parent.name)
+        )
     if not files:
         raise FileNotFoundError(
             f"no Parquet pair shards in {data} (give the folder of one dataset, e.g. "

@@ -11,6 +11,10 @@ Inputs are the embeddings of the ``anchor`` and ``positive`` columns of a batch 
   Effective Paraphrastic Similarity from Parallel Translations" (P-SP, arXiv:1909.13872),
   ``max(0, margin - cos(a, p) + cos(a, n))``; with euclidean distance, sentence-transformers'
   ``TripletLoss`` (whose default margin is 5);
+- ``mse_loss``: multilingual distillation, Reimers & Gurevych 2020, "Making Monolingual
+  Sentence Embeddings Multilingual using Knowledge Distillation" (arXiv:2004.09813): the
+  student's embeddings of ``anchor`` and of ``positive`` both regress on the teacher's
+  embedding of ``anchor`` (``distill`` computes those);
 - ``hardest_negatives``: P-SP's mega-batch negative mining: for each anchor, the most similar
   positive of another pair.
 """
@@ -60,6 +64,32 @@ def mnrl_loss(
     scores = scale * (a @ p.T)  # (B, B): scores[i, j] = scale * cos(anchor i, positive j)
     labels = torch.arange(scores.shape[0], device=scores.device)  # (B,): the right column is i
     return F.cross_entropy(scores, labels)  # scalar
+
+
+def mse_loss(anchors: torch.Tensor, positives: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Distillation loss: mean squared error of both sides of a pair to the teacher's anchor.
+
+    The student's rows are L2-normalised first, as the teacher's are (all-MiniLM-L6-v2 ends in
+    a ``Normalize`` module, and so does a sentence-transformers student made from it), so the
+    loss is ``mean((s/|s| - t)^2)`` over the ``2B`` rows and ``d`` dimensions, sentence-
+    transformers' ``MSELoss`` on the concatenation ``[anchors; positives]``.
+
+    Args:
+        anchors: ``(B, d)`` student embeddings of the English anchors.
+        positives: ``(B, d)`` student embeddings of their translations.
+        targets: ``(B, d)`` teacher embeddings of the anchors, L2-normalised, no gradient.
+
+    Returns:
+        The mean squared error (a scalar).
+    """
+    if not anchors.shape == positives.shape == targets.shape or anchors.dim() != 2:
+        raise ValueError(
+            "need three (B, d) tensors of one shape, got "
+            f"{tuple(anchors.shape)}, {tuple(positives.shape)}, {tuple(targets.shape)}"
+        )
+    student = F.normalize(torch.cat([anchors, positives]), dim=-1)  # (2B, d)
+    teacher = torch.cat([targets, targets]).to(student.dtype)  # (2B, d)
+    return F.mse_loss(student, teacher)  # scalar
 
 
 def pair_distance(x: torch.Tensor, y: torch.Tensor, distance: Distance) -> torch.Tensor:

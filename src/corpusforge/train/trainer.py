@@ -22,6 +22,11 @@ The triplet objective is P-SP's symmetric one: each anchor against the hardest p
 another pair, and each positive against the hardest anchor of another pair. Texts identical to
 either side of a pair are never its negatives.
 
+With ``loss=mse`` and a ``teacher`` (Reimers & Gurevych 2020, ``distill``) the student learns the
+teacher's embedding of each English anchor for both sides of a bitext pair; the teacher embeds
+each distinct anchor once, before the first step, into a cache beside the model folder, and is
+never trained. The fast student's dimension is then the teacher's.
+
 The model folder gets the encoder (``models.load_encoder`` reads it) and ``train.json``: the
 resolved configuration, the data, step counts, losses and library versions.
 """
@@ -44,12 +49,14 @@ import numpy as np
 import torch
 
 from corpusforge.train.data import NoPairs, PairBatch, PairStream
+from corpusforge.train.distill import CACHE_FOLDER, TeacherTargets, teacher_targets
 from corpusforge.train.losses import (
     DEFAULT_MARGIN,
     MNRL_SCALE,
     Distance,
     hardest_negatives,
     mnrl_loss,
+    mse_loss,
     triplet_loss,
 )
 from corpusforge.train.models import (
@@ -72,6 +79,7 @@ class Loss(StrEnum):
 
     MNRL = "mnrl"
     TRIPLET = "triplet"
+    MSE = "mse"
 
 
 @dataclass(frozen=True)
@@ -99,7 +107,8 @@ class TrainConfig:
     Attributes:
         model: ``"fast"`` for the built-in P-SP style encoder, or the path of a local Hugging
             Face model folder to fine-tune (never downloaded).
-        loss: ``Loss.MNRL`` or ``Loss.TRIPLET``; default triplet for ``fast``, MNRL otherwise.
+        loss: ``Loss.MNRL``, ``Loss.TRIPLET`` or ``Loss.MSE`` (distillation, needs
+            ``teacher``); default MSE with a teacher, else triplet for ``fast``, MNRL otherwise.
         batch_size: pairs per optimiser step (50, as in the paper).
         lr: peak AdamW learning rate; default 1e-3 for ``fast``, 2e-5 for transformers.
         epochs: passes over the pairs, each in its own seeded order.
@@ -124,6 +133,10 @@ class TrainConfig:
         max_seq_length: transformer token limit per text.
         bucket_rows: pairs held in memory by the streaming shuffle.
         device: ``"cpu"``, ``"cuda"``...; default CUDA when available.
+        teacher: a local Hugging Face model folder whose anchor embeddings the student learns
+            (``Loss.MSE`` only); it is never trained.
+        teacher_cache: folder of the teacher-embedding cache; default ``teacher-embeddings``
+            beside the model folder.
     """
 
     model: str = FAST
@@ -148,6 +161,8 @@ class TrainConfig:
     max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH
     bucket_rows: int = 200_000
     device: str | None = None
+    teacher: str | None = None
+    teacher_cache: str | None = None
 
     def __post_init__(self) -> None:
         if self.loss is not None and not isinstance(self.loss, Loss):
@@ -193,6 +208,16 @@ class TrainConfig:
             raise ValueError(f"mega_batch_anneal must be >= 0, got {self.mega_batch_anneal}")
         if self.max_grad_norm is not None and not self.max_grad_norm > 0:
             raise ValueError(f"max_grad_norm must be > 0, got {self.max_grad_norm}")
+        if self.loss is Loss.MSE and self.teacher is None:
+            raise ValueError("loss mse distils a teacher: give teacher, a model folder")
+        if self.teacher is not None:
+            if self.loss not in (None, Loss.MSE):
+                raise ValueError(f"a teacher is learnt with loss mse, not {self.loss}")
+            if not (Path(self.teacher) / "config.json").is_file():
+                raise ValueError(
+                    "teacher must be a local Hugging Face model folder with a config.json "
+                    f"(nothing is downloaded), got {self.teacher!r}"
+                )
         if self.model != FAST and not (Path(self.model) / "config.json").is_file():
             raise ValueError(
                 f"model must be {FAST!r} or a local Hugging Face model folder with a "
@@ -209,7 +234,7 @@ class TrainConfig:
         defaults = FAMILY_DEFAULTS[self.family]
         return replace(
             self,
-            loss=_or_default(self.loss, defaults.loss),
+            loss=_or_default(self.loss, Loss.MSE if self.teacher else defaults.loss),
             lr=_or_default(self.lr, defaults.lr),
             margin=_or_default(self.margin, DEFAULT_MARGIN[self.distance]),
             mega_batches=_or_default(self.mega_batches, defaults.mega_batches),
@@ -239,6 +264,8 @@ class TrainSummary:
         seconds: wall-clock training time, tokenizer included.
         loss_first: mean loss of the first (up to) 10 steps; ``None`` with no step.
         loss_last: mean loss of the last (up to) 10 steps; ``None`` with no step.
+        teacher_anchors: distinct anchors with a teacher embedding (distillation only).
+        teacher_embedded: how many of them the teacher embedded in this run (not cached).
     """
 
     pairs: int
@@ -246,6 +273,8 @@ class TrainSummary:
     seconds: float
     loss_first: float | None
     loss_last: float | None
+    teacher_anchors: int = 0
+    teacher_embedded: int = 0
 
 
 Progress = Callable[[int, int, float], None]
@@ -274,10 +303,17 @@ def planned_steps(stream: PairStream, config: TrainConfig) -> int:
     return steps if config.max_steps is None else min(steps, config.max_steps)
 
 
-def build_encoder(config: TrainConfig, stream: PairStream) -> SentenceEncoder:
+def build_encoder(
+    config: TrainConfig, stream: PairStream, dim: int | None = None
+) -> SentenceEncoder:
     """The untrained encoder: a new fast encoder, or the transformer read from its folder.
 
     Seeds torch first, so the same configuration gives the same starting weights.
+
+    Args:
+        config: the resolved run settings.
+        stream: the training pairs (the fast encoder's tokenizer is trained on a sample).
+        dim: the fast encoder's size instead of ``config.dim`` (a teacher's).
     """
     torch.manual_seed(config.seed)
     if config.family == "fast":
@@ -287,7 +323,7 @@ def build_encoder(config: TrainConfig, stream: PairStream) -> SentenceEncoder:
             seed=config.seed,
             num_threads=config.tokenizer_threads,
         )
-        return FastEncoder.initialise(spm_model, config.dim, config.seed)
+        return FastEncoder.initialise(spm_model, dim or config.dim, config.seed)
     return TransformerEncoder.from_local(Path(config.model), config.max_seq_length)
 
 
@@ -318,10 +354,17 @@ def train(
     stream = PairStream(Path(data), seed=config.seed, bucket_rows=config.bucket_rows)
     if stream.num_rows == 0:
         raise NoPairs(f"{data} holds no pairs to train on")
-    encoder = build_encoder(config, stream).to(torch.device(str(config.device)))
+    targets = _teacher_targets(stream, out, config)
+    encoder = build_encoder(config, stream, targets.dim if targets else None)
+    encoder = encoder.to(torch.device(str(config.device)))
+    if targets is not None and encoder.dim != targets.dim:
+        raise ValueError(
+            f"the student gives {encoder.dim}-d embeddings but the teacher {targets.dim}-d: "
+            "distil into a student of the teacher's size (or --model fast)"
+        )
     total = planned_steps(stream, config)
     log.info("training %s on %d pairs for %d steps", config.model, stream.num_rows, total)
-    losses = _optimise(encoder, stream, config, total, progress)
+    losses = _optimise(encoder, stream, config, total, progress, targets)
     encoder.save(out)
     summary = TrainSummary(
         pairs=stream.num_rows,
@@ -329,9 +372,24 @@ def train(
         seconds=time.perf_counter() - started,
         loss_first=float(np.mean(losses[:10])) if losses else None,
         loss_last=float(np.mean(losses[-10:])) if losses else None,
+        teacher_anchors=len(targets) if targets else 0,
+        teacher_embedded=targets.computed if targets else 0,
     )
     _write_train_log(out, data, config, total, summary)
     return summary
+
+
+def _teacher_targets(stream: PairStream, out: Path, config: TrainConfig) -> TeacherTargets | None:
+    """The teacher's embedding of every distinct anchor, when distilling; else ``None``."""
+    if config.loss is not Loss.MSE or config.teacher is None:
+        return None
+    cache = Path(config.teacher_cache or out.absolute().parent / CACHE_FOLDER)
+    anchors = (
+        text
+        for batch in stream.dataset.to_batches(columns=["anchor"])
+        for text in batch.column("anchor").to_pylist()
+    )
+    return teacher_targets(Path(config.teacher), anchors, cache)
 
 
 def _optimise(
@@ -340,6 +398,7 @@ def _optimise(
     config: TrainConfig,
     total: int,
     progress: Progress | None,
+    targets: TeacherTargets | None = None,
 ) -> list[float]:
     """Run ``total`` optimiser steps; return each step's loss."""
     if total == 0:
@@ -356,7 +415,7 @@ def _optimise(
     losses: list[float] = []
     encoder.train()
     for batch, negatives in islice(_training_batches(encoder, stream, config), total):
-        loss = _batch_loss(encoder, batch, negatives, config)
+        loss = _batch_loss(encoder, batch, negatives, config, targets)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(encoder.parameters(), float(config.max_grad_norm or 0.0))
@@ -438,9 +497,16 @@ def _batch_loss(
     batch: PairBatch,
     negatives: _Negatives | None,
     config: TrainConfig,
+    targets: TeacherTargets | None = None,
 ) -> torch.Tensor:
     """The loss of one batch, all its texts embedded in one forward pass."""
     b = len(batch)
+    if config.loss is Loss.MSE:
+        if targets is None:
+            raise ValueError("loss mse needs the teacher's targets")
+        emb = encoder(batch.anchors + batch.positives)  # (2B, d)
+        wanted = targets.lookup(batch.anchors).to(emb.device)  # (B, d), no gradient
+        return mse_loss(emb[:b], emb[b:], wanted)
     if negatives is None:
         emb = encoder(batch.anchors + batch.positives)  # (2B, d)
         return mnrl_loss(emb[:b], emb[b:], scale=config.scale)
