@@ -15,6 +15,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 COMMAND = os.path.join(os.path.dirname(sys.executable), "corpusforge")
@@ -82,24 +83,48 @@ def build(tree: str, archives: list[str], *flags: str) -> Build:
     return Build(wall, cpu, peak.mb, stderr + stdout)
 
 
-class _Peak:
-    """The largest memory of a process and its descendants together, sampled on a thread: a
-    peak shorter than a sample's interval may be missed."""
+class Sampler:
+    """Calls ``sample`` every ``seconds`` on a thread until :meth:`stop`: how the benchmarks
+    follow the memory of processes while a build runs (a peak shorter than ``seconds`` may be
+    missed).
+
+    Args:
+        sample: reads what it wants (:func:`tree_pss`, :func:`pss_mb`) and keeps its peaks.
+        seconds: the interval.
+    """
+
+    def __init__(self, sample: Callable[[], None], seconds: float = SAMPLE_SECONDS) -> None:
+        self._call = sample
+        self._seconds = seconds
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stops the thread after its current sample."""
+        self._done.set()
+        self._thread.join()
+
+    def _loop(self) -> None:
+        while not self._done.wait(self._seconds):
+            self._call()
+
+
+class _Peak(Sampler):
+    """The largest summed PSS of a process and its descendants together."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.mb = 0.0
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._done.set()
-        self._thread.join()
+        super().__init__(self._sample)
 
     def _sample(self) -> None:
-        while not self._done.wait(SAMPLE_SECONDS):
-            self.mb = max(self.mb, sum(_pss_mb(pid) for pid in _tree(self.pid)))
+        self.mb = max(self.mb, sum(tree_pss(self.pid).values()))
+
+
+def tree_pss(root: int) -> dict[int, float]:
+    """The PSS in MiB of ``root`` and of every process below it, by pid (``root`` first)."""
+    return {pid: pss_mb(pid) for pid in _tree(root)}
 
 
 def _tree(root: int) -> list[int]:
@@ -121,7 +146,7 @@ def _tree(root: int) -> list[int]:
     return found
 
 
-def _pss_mb(pid: int) -> float:
+def pss_mb(pid: int) -> float:
     """``pid``'s proportional set size (Linux's ``smaps_rollup``), 0 once it has gone."""
     try:
         with open(f"/proc/{pid}/smaps_rollup") as f:

@@ -42,8 +42,8 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -64,37 +64,64 @@ ENV = {
 
 @dataclass
 class Peaks:
-    """Peak PSS in MiB by role, sampled on a thread while a build runs."""
+    """Peak PSS in MiB by role, sampled on a thread (``_builds.Sampler``) while a build runs.
+
+    A Twitter build on Flink is two jobs, the extract and then the pairs: each SDK worker's
+    peak is also kept under the cluster's job that was running when it was first seen.
+    """
 
     driver: int
     pool: int | None
     taskmanagers: list[int]
+    master: str | None = None
     driver_mb: float = 0.0
     tree_mb: float = 0.0
     worker_mb: float = 0.0
     workers_seen: set[int] = field(default_factory=set)
     taskmanager_mb: float = 0.0
+    worker_mb_by_job: dict[str, float] = field(default_factory=dict)
+    """The largest SDK worker's peak by Flink job id, in the order the jobs were seen."""
 
     def __post_init__(self) -> None:
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
+        self._job_of: dict[int, str] = {}
+        self._sampler = _builds.Sampler(self._sample, SAMPLE_SECONDS)
 
     def stop(self) -> None:
-        self._done.set()
-        self._thread.join()
+        self._sampler.stop()
 
     def _sample(self) -> None:
-        while not self._done.wait(SAMPLE_SECONDS):
-            self.driver_mb = max(self.driver_mb, _builds._pss_mb(self.driver))
-            tree = sum(_builds._pss_mb(pid) for pid in _builds._tree(self.driver))
-            self.tree_mb = max(self.tree_mb, tree)
-            if self.pool is not None:
-                for pid in _builds._tree(self.pool)[1:]:  # the SDK workers the pool started
-                    self.workers_seen.add(pid)
-                    self.worker_mb = max(self.worker_mb, _builds._pss_mb(pid))
-            for pid in self.taskmanagers:
-                self.taskmanager_mb = max(self.taskmanager_mb, _builds._pss_mb(pid))
+        tree = _builds.tree_pss(self.driver)
+        self.driver_mb = max(self.driver_mb, tree.get(self.driver, 0.0))
+        self.tree_mb = max(self.tree_mb, sum(tree.values()))
+        if self.pool is not None:
+            workers = _builds.tree_pss(self.pool)
+            workers.pop(self.pool)  # the pool itself: the SDK workers are below it
+            running = _running_job(self.master) if workers else None
+            for pid, mb in workers.items():
+                self.workers_seen.add(pid)
+                self.worker_mb = max(self.worker_mb, mb)
+                if running is not None:
+                    job = self._job_of.setdefault(pid, running)
+                    self.worker_mb_by_job[job] = max(self.worker_mb_by_job.get(job, 0.0), mb)
+        for pid in self.taskmanagers:
+            self.taskmanager_mb = max(self.taskmanager_mb, _builds.pss_mb(pid))
+
+    def by_job(self) -> str:
+        """``extract / pairs`` MiB: the largest SDK worker of each job, in order."""
+        return " / ".join(f"{mb:.0f}" for mb in self.worker_mb_by_job.values()) or "-"
+
+
+def _running_job(master: str | None) -> str | None:
+    """The id of the cluster's running job (the latest, if several), or ``None``."""
+    if not master:
+        return None
+    try:
+        with urllib.request.urlopen(f"http://{master}/jobs/overview", timeout=2) as response:
+            jobs = json.load(response)["jobs"]
+    except (OSError, ValueError, KeyError):
+        return None
+    running = sorted((j["start-time"], j["jid"]) for j in jobs if j["state"] == "RUNNING")
+    return running[-1][1] if running else None
 
 
 @dataclass(frozen=True)
@@ -186,16 +213,22 @@ def worker_pool() -> Iterator[tuple[str, int]]:
 
 
 def build(
-    archives: list[str], out: Path, flags: list[str], pool: int | None, taskmanagers: list[int]
+    archives: list[str],
+    out: Path,
+    flags: list[str],
+    pool: int | None,
+    taskmanagers: list[int],
+    master: str | None = None,
 ) -> tuple[float, int, Peaks]:
-    """One ``corpusforge twitter build``; (wall seconds, lines read, peaks)."""
+    """One ``corpusforge twitter build``; (wall seconds, lines read, peaks). ``master``:
+    the cluster's REST address, to tell which job each SDK worker served."""
     command = [_builds.COMMAND, "twitter", "build", *archives, "--out", str(out), *flags]
     out.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     proc = subprocess.Popen(
         command, cwd=REPO, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    peaks = Peaks(proc.pid, pool, taskmanagers)
+    peaks = Peaks(proc.pid, pool, taskmanagers, master)
     _, stderr = proc.communicate()
     wall = time.perf_counter() - start
     peaks.stop()
@@ -265,16 +298,17 @@ def main() -> None:
                     rows.append(Row(scale, "local", lines, wall, peaks, "-"))
                     print(_line(rows[-1]), flush=True)
                     wall, lines, peaks = build(
-                        inputs, flink_out, [*common, *flink], pool_pid, taskmanagers
+                        inputs, flink_out, [*common, *flink], pool_pid, taskmanagers, master
                     )
                     same = lines > 0 and release_files(local_out) == release_files(flink_out)
                     rows.append(Row(scale, "flink", lines, wall, peaks, "yes" if same else "NO"))
                     print(_line(rows[-1]), flush=True)
     print()
     print("| scale | engine | lines | wall s | s / M lines | core-s / M lines | largest SDK "
-          "worker PSS MiB (workers) | TaskManager PSS MiB | driver PSS MiB | tree PSS MiB | "
+          "worker PSS MiB (workers) | of the extract / pair job | TaskManager PSS MiB | "
+          "driver PSS MiB | tree PSS MiB | "
           "same bytes |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for row in _medians(rows):
         print(_table_row(row))
     _acceptance(_medians(rows), args.scales)
@@ -285,9 +319,9 @@ def _line(row: Row) -> str:
     return (
         f"{row.scale}x {row.engine}: {row.lines:,} lines in {row.wall:.1f} s "
         f"({row.s_per_mline:.0f} s per million lines); SDK worker {p.worker_mb:.0f} MiB "
-        f"({len(p.workers_seen)} workers), TaskManager {p.taskmanager_mb:.0f} MiB, driver "
-        f"{p.driver_mb:.0f} MiB, tree {p.tree_mb:.0f} MiB; same bytes as local: "
-        f"{row.same_as_local}"
+        f"({len(p.workers_seen)} workers; by job {p.by_job()}), TaskManager "
+        f"{p.taskmanager_mb:.0f} MiB, driver {p.driver_mb:.0f} MiB, tree {p.tree_mb:.0f} MiB; "
+        f"same bytes as local: {row.same_as_local}"
     )
 
 
@@ -310,7 +344,8 @@ def _table_row(row: Row) -> str:
     taskmanager = f"{p.taskmanager_mb:.0f}" if flink else "-"
     cells = [
         f"{row.scale}x", row.engine, f"{row.lines:,}", f"{row.wall:.1f}",
-        f"{row.s_per_mline:.0f}", f"{row.s_per_mline * CORES:.0f}", worker, taskmanager,
+        f"{row.s_per_mline:.0f}", f"{row.s_per_mline * CORES:.0f}", worker,
+        p.by_job() if flink else "-", taskmanager,
         f"{p.driver_mb:.0f}", f"{p.tree_mb:.0f}", row.same_as_local,
     ]  # fmt: skip
     return "| " + " | ".join(cells) + " |"

@@ -28,7 +28,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,31 +51,23 @@ class Run:
     note: str
 
 
-class _TreeSampler:
+class _TreeSampler(_builds.Sampler):
     """The peak summed PSS of a process tree, its root's and its largest child's, and the
-    most children at once, sampled on a thread."""
+    most children at once (``_builds.Sampler``)."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.tree = self.main = self.worker = 0.0
         self.processes = 0
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._done.set()
-        self._thread.join()
+        super().__init__(self._sample)
 
     def _sample(self) -> None:
-        while not self._done.wait(_builds.SAMPLE_SECONDS):
-            pids = _builds._tree(self.pid)
-            sizes = {pid: _builds._pss_mb(pid) for pid in pids}
-            self.tree = max(self.tree, sum(sizes.values()))
-            self.main = max(self.main, sizes.get(self.pid, 0.0))
-            others = [mib for pid, mib in sizes.items() if pid != self.pid and mib > 0]
-            self.worker = max([self.worker, *others])
-            self.processes = max(self.processes, len(others))
+        sizes = _builds.tree_pss(self.pid)
+        self.tree = max(self.tree, sum(sizes.values()))
+        self.main = max(self.main, sizes.get(self.pid, 0.0))
+        others = [mib for pid, mib in sizes.items() if pid != self.pid and mib > 0]
+        self.worker = max([self.worker, *others])
+        self.processes = max(self.processes, len(others))
 
 
 def build(tree: str, kind: str, inputs: list[str], budget: int, workers: int) -> Run:
