@@ -114,6 +114,8 @@ class WorkerPool:
                 process.join()
         # A worker killed while it sent a result leaves the executor's reader waiting for the
         # rest; with every worker gone, closing this process's end of the pipe ends the wait.
+        # The executor has no public way to this pipe (3.14's terminate_workers does not wait
+        # for its reader), so a private field it is, looked up with care.
         results = getattr(self._executor, "_result_queue", None)
         if results is not None:
             results._writer.close()
