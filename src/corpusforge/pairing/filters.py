@@ -549,6 +549,10 @@ def check_pair_languages(
 
 
 def _dedup_text(text: str) -> str:
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        # its only whitespace is single inner spaces (every other whitespace character is
+        # unprintable): already what split and join would make of it
+        return text.casefold()
     return " ".join(text.split()).casefold()
 
 

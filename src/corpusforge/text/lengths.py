@@ -34,6 +34,7 @@ asks for about three words in every script: 我不知道 (4 Han letters: 3 words
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from typing import Final
 
@@ -64,6 +65,10 @@ _RANGES: Final[tuple[tuple[int, int, str], ...]] = (
 )
 _FIRST_SPACELESS: Final = 0x0E00
 _FIRST_SPACELESS_CHAR: Final = chr(_FIRST_SPACELESS)
+_FROM_FIRST_SPACELESS: Final = re.compile(f"[{_FIRST_SPACELESS_CHAR}-\U0010ffff]")
+"""Any character from the first space-less script's on: a scan in C, where ``max(text)``
+makes a string of every character (a quarter of a microsecond against two thirds for a
+German sentence)."""
 
 
 def script_of(char: str) -> str | None:
@@ -108,7 +113,7 @@ def word_count(text: str) -> int:
         (:data:`LETTERS_PER_WORD`), rounded up.
     """
     tokens = text.split()
-    if text.isascii() or max(text, default="") < _FIRST_SPACELESS_CHAR:
+    if text.isascii() or _FROM_FIRST_SPACELESS.search(text) is None:
         return len(tokens)  # no letter of a space-less script: one word per token
     return sum(1 if max(token) < _FIRST_SPACELESS_CHAR else _token_words(token) for token in tokens)
 
