@@ -28,6 +28,7 @@ from .conftest import GcsServer, cli, twitter
 pytestmark = pytest.mark.gcs
 
 KILLED = REPO / "tests" / "s3" / "killed_upload.py"
+RACING = REPO / "tests" / "s3" / "racing_build.py"
 
 
 @pytest.fixture(scope="module")
@@ -137,17 +138,23 @@ def test_a_build_killed_at_any_write_leaves_the_previous_version_current(
 def test_two_builds_racing_end_with_one_winner_and_one_clear_error(
     gcs: GcsServer, archive: Path, tmp_path: Path
 ) -> None:
-    """Two machines (two draft folders) build the same release at once: the pointer's
-    ``ifGenerationMatch`` lets one commit; the other stops with exit 2 and publishes
-    nothing."""
+    """Two machines (two draft folders) build the same release at once, each held before
+    its pointer write until both are there (racing_build.py: both have read the same
+    pointer, so the race happens whatever the load): the pointer's ``ifGenerationMatch``
+    lets one commit; the other stops with exit 2 and publishes nothing."""
     uri = gcs.bucket("race") + "/rel"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
     procs = [
         subprocess.Popen(
             [
                 sys.executable,
-                "-c",
-                "from corpusforge.cli import main; main()",
+                str(RACING),
+                str(barrier),
+                str(seed),
+                "2",
+                "--",
                 *twitter(archive, uri, seed),
             ],
             cwd=REPO,
@@ -159,6 +166,7 @@ def test_two_builds_racing_end_with_one_winner_and_one_clear_error(
         for seed in (1, 2)
     ]
     results = [(p.wait(timeout=300), p.stderr.read() if p.stderr else "") for p in procs]
+    assert sorted(p.name for p in barrier.iterdir()) == ["1", "2"], results  # both raced
     codes = sorted(code for code, _ in results)
     assert codes == [0, 2], results
     loser = next(err for code, err in results if code == 2)
