@@ -9,14 +9,17 @@ pipeline runs on a synthetic archive at parallelism 2 while the test kills, with
 - the TaskManager whose slots the job holds: Flink restarts the job on the standby, the build
   ends 0 and its release is byte for byte the local engine's (the runner named in the
   manifest aside); the job's exception history names the lost TaskManager;
-- an SDK worker process of an ``EXTERNAL`` worker pool: the task fails, Flink restarts the job,
-  the pool starts a new worker, and the release is again the local engine's;
+- an SDK worker process of an ``EXTERNAL`` worker pool, at work on a bundle (its data channel
+  open): the task fails, Flink restarts the job, the pool starts a new worker, and the release
+  is again the local engine's;
 - the worker pool itself (a sidecar gone): the restarts find no pool and are spent; the
-  build ends with one line, exit 1, nothing published, and the previous release stays whole.
+  build ends with one line, exit 1, nothing published, and the previous release stays whole;
+- every SDK worker, before it connects (a pool whose ``python`` exits at once): Beam's runner
+  waits for such a worker for ever, so the build's watchdog cancels the job once it has not
+  moved for ``--flink_stall_timeout`` seconds: one line, exit 1, nothing published.
 
-The worker killed is one that has connected to the runner: one killed while it starts hangs
-the job (Beam's runner waits for it for ever). ``LOOPBACK`` workers are threads of the
-submitting process: killing one kills the build itself, so there is nothing to recover there.
+``LOOPBACK`` workers are threads of the submitting process: killing one kills the build
+itself, so there is nothing to recover there.
 Marked ``flink`` (``.ci/run`` requires them).
 """
 
@@ -26,10 +29,12 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +51,9 @@ from tests.portable.test_prism_service import (
     _children,
     _command,
     _differences,
+    _free_port,
     _release_files,
+    _wait_for,
     _worker_pool,
 )
 
@@ -166,32 +173,60 @@ def _kill_the_busy_taskmanager(cluster: Cluster, build: subprocess.Popen[str]) -
     return None
 
 
-def _connected(pid: int) -> bool:
-    """Whether process ``pid`` holds a socket: an SDK worker does once it has dialled the
-    runner's control service."""
+AT_WORK = 3
+"""TCP connections an SDK worker holds once it works on a bundle: the runner's logging and
+control services, then the data channel its first bundle opens."""
+
+
+def _connections(pid: int) -> int:
+    """How many established TCP connections process ``pid`` holds (``/proc``)."""
     try:
-        fds = os.listdir(f"/proc/{pid}/fd")
-        return any(os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:") for fd in fds)
+        links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+        inodes = {link[len("socket:[") : -1] for link in links if link.startswith("socket:[")}
+        rows = []
+        for table in ("tcp", "tcp6"):
+            rows += Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
     except OSError:  # it ended meanwhile
-        return False
+        return 0
+    return sum(1 for row in rows if row.split()[3] == "01" and row.split()[9] in inodes)
 
 
-def _kill_connected_workers(
-    pool: subprocess.Popen[bytes], build: subprocess.Popen[str], after: float = 2.0
-) -> bool:
-    """SIGKILL the first SDK worker of ``pool`` that has been connected to the runner for
-    ``after`` seconds, while ``build`` runs. (One killed before it connects hangs the job:
-    Beam's runner waits for it for ever, logging ``Still waiting for startup of
-    environment``.)"""
-    seen: dict[int, float] = {}
+def _kill_a_worker_at_work(pool: subprocess.Popen[bytes], build: subprocess.Popen[str]) -> bool:
+    """SIGKILL the first SDK worker of ``pool`` that is at work on a bundle (:data:`AT_WORK`
+    connections), while ``build`` runs; whether one was. Workers come and go with the job's
+    stages, each for a few seconds: the pool is watched every 20 ms, and a worker is killed
+    once connected, never while it starts (that one would never connect: see
+    ``test_a_worker_that_never_connects_fails_the_build_in_one_line``)."""
     while build.poll() is None:
-        now = time.monotonic()
         for child in _children(pool.pid):
-            if _connected(child) and now - seen.setdefault(child, now) >= after:
+            if _connections(child) >= AT_WORK:
                 os.kill(child, signal.SIGKILL)
                 return True
-        time.sleep(0.1)
+        time.sleep(0.02)
     return False
+
+
+@contextmanager
+def _pool_of_dead_workers(folder: Path) -> Iterator[str]:
+    """Beam's worker pool whose ``python`` (it starts each worker as ``python -c ...``)
+    exits at once: every worker dies before it connects; the pool's address."""
+    bin_dir = folder / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").write_text("#!/bin/sh\nexit 1\n")
+    (bin_dir / "python").chmod(0o755)
+    port = _free_port()
+    command = [sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main"]
+    env = {**ENV, "PATH": os.pathsep.join([str(bin_dir), ENV["PATH"]])}
+    pool = subprocess.Popen(
+        [*command, f"--service_port={port}"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        _wait_for(port, pool, "the Beam worker pool")
+        yield f"localhost:{port}"
+    finally:
+        pool.terminate()
+        pool.wait(timeout=30)
 
 
 def _restarted_jobs(cluster: Cluster) -> list[str]:
@@ -218,10 +253,6 @@ def test_a_killed_taskmanager_fails_over_to_the_standby_and_the_release_is_the_l
     assert _differences(_release_files(local_release), _release_files(out)) == []
 
 
-@pytest.mark.skip(
-    reason="unreliable: in the CI run of 2026-11-27 and a quiet rerun it found no SDK worker "
-    "connected for 2 s before the build ended (deploy/flink/RUNBOOK.md); to be understood"
-)
 def test_a_killed_sdk_worker_is_restarted_and_the_release_is_the_local_one(
     cluster: Cluster, archive: list[str], local_release: Path, tmp_path: Path
 ) -> None:
@@ -230,9 +261,9 @@ def test_a_killed_sdk_worker_is_restarted_and_the_release_is_the_local_one(
     with _worker_pool() as (pool_address, pool):
         external = ["--environment_type=EXTERNAL", f"--environment_config={pool_address}"]
         build = _start(archive, out, *_on_cluster(cluster, *external))
-        killed = _kill_connected_workers(pool, build)
+        killed = _kill_a_worker_at_work(pool, build)
         _finish(build)
-    assert killed, "the build ended before any SDK worker had been connected for 2 s"
+    assert killed, "the build ended before any SDK worker was at work on a bundle"
     assert len(_restarted_jobs(cluster)) > failed_over, "no job on the cluster failed over"
     assert _differences(_release_files(local_release), _release_files(out)) == []
 
@@ -261,5 +292,36 @@ def test_a_killed_worker_pool_fails_the_build_in_one_line(
     last = stderr.strip().splitlines()[-1]
     assert last.startswith("error: the Beam job failed on FlinkRunner: "), last
     assert last.endswith("; nothing was published")
+    assert _release_files(out) == before
+    assert validate_release(out).ok
+
+
+def test_a_worker_that_never_connects_fails_the_build_in_one_line(
+    cluster: Cluster, archive: list[str], tmp_path: Path
+) -> None:
+    """Every SDK worker dies before it connects: Beam's runner would wait for ever; the
+    build's watchdog cancels the job on the cluster once it has not moved for
+    ``--flink_stall_timeout`` seconds. Exit 1, one line, nothing published, the previous
+    release whole."""
+    out = tmp_path / "release"
+    _finish(_start(archive, out))  # the previous release, by the local engine
+    before = _release_files(out)
+    cancelled = {
+        j["jid"] for j in cluster.get("/jobs/overview")["jobs"] if j["state"] == "CANCELED"
+    }
+    with _pool_of_dead_workers(tmp_path) as pool_address:
+        flags = _on_cluster(
+            cluster,
+            "--environment_type=EXTERNAL", f"--environment_config={pool_address}",
+            "--flink_stall_timeout=30", "--min_chars=30",
+        )  # fmt: skip
+        stderr = _finish(_start(archive, out, *flags), code=1)
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("error: the Beam job failed on FlinkRunner: the Flink job "), last
+    assert "made no progress for" in last and "--flink_stall_timeout 30" in last, last
+    assert last.endswith("; nothing was published")
+    jobs = cluster.get("/jobs/overview")["jobs"]
+    now_cancelled = [j for j in jobs if j["state"] == "CANCELED" and j["jid"] not in cancelled]
+    assert [j["name"].startswith("corpusforge-") for j in now_cancelled] == [True]
     assert _release_files(out) == before
     assert validate_release(out).ok
