@@ -34,11 +34,10 @@ from corpusforge.pairing.filters import (
     LanguageFilterConfig,
     ParaphraseFilterConfig,
     check_bitext_length,
-    check_language,
-    check_pair_languages,
     check_paraphrase_length,
     check_paraphrase_score,
     check_trigram_overlap,
+    language_reason,
     pair_key,
     token_count,
 )
@@ -121,20 +120,22 @@ class PairRules:
     decontaminator: Decontaminator | None = None
 
 
-class _Seen:
-    """A language identifier that keeps what it predicted: the kept pair's scores, from the
-    checks' own predictions (no second fastText call)."""
-
-    __slots__ = ("_lid", "predictions")
-
-    def __init__(self, lid: LanguageIdentifier) -> None:
-        self._lid = lid
-        self.predictions: list[tuple[str, float]] = []
-
-    def predict(self, text: str) -> tuple[str, float]:
-        prediction = self._lid.predict(text)
-        self.predictions.append(prediction)
-        return prediction
+def _languages(
+    sides: tuple[tuple[str, str], ...],
+    lid: LanguageIdentifier,
+    config: LanguageFilterConfig,
+    predictions: list[tuple[str, float]],
+) -> FilterReason | None:
+    """:func:`~corpusforge.pairing.filters.check_language` of each ``(text, language)`` in
+    turn, up to the first that fails; each prediction is kept in ``predictions`` (the kept
+    pair's scores, with no second fastText call)."""
+    for text, lang in sides:
+        prediction = lid.predict(text)
+        predictions.append(prediction)
+        reason = language_reason(prediction, lang, config)
+        if reason is not None:
+            return reason
+    return None
 
 
 def bitext_candidate(
@@ -161,21 +162,13 @@ def bitext_candidate(
     )
     if reason is None and rules.decontaminator is not None:
         reason = check_contamination(row["anchor"], row["positive"], rules.decontaminator)
-    seen = _Seen(lid)
+    predictions: list[tuple[str, float]] = []
     if reason is None:
-        reason = timed(
-            lambda: check_pair_languages(
-                row["anchor"],
-                row["anchor_lang"],
-                row["positive"],
-                row["positive_lang"],
-                seen,
-                rules.language,
-            )
-        )
+        checked = ((row["anchor"], row["anchor_lang"]), (row["positive"], row["positive_lang"]))
+        reason = timed(lambda: _languages(checked, lid, rules.language, predictions))
     if reason is not None:
         return Dropped(reason, dataset, group, raw.key, row)
-    (anchor_lid, anchor_prob), (positive_lid, positive_prob) = seen.predictions
+    (anchor_lid, anchor_prob), (positive_lid, positive_prob) = predictions
     row["length_ratio"] = max(counts) / min(counts)
     row["anchor_lid"], row["anchor_lid_prob"] = anchor_lid, anchor_prob
     row["positive_lid"], row["positive_lid_prob"] = positive_lid, positive_prob
@@ -209,19 +202,15 @@ def paraphrase_candidate(
         reason = check_trigram_overlap(overlap, filters)
     if reason is None and rules.decontaminator is not None:
         reason = check_contamination(anchor, positive, rules.decontaminator)
-    seen = _Seen(lid)
+    predictions: list[tuple[str, float]] = []
     if reason is None:
-        reason = timed(
-            lambda: (
-                check_language(anchor, ENGLISH, seen, rules.language)
-                or check_language(positive, ENGLISH, seen, rules.language)
-            )
-        )
+        checked = ((anchor, ENGLISH), (positive, ENGLISH))
+        reason = timed(lambda: _languages(checked, lid, rules.language, predictions))
     if reason is not None:
         sides = {"anchor": anchor, "positive": positive, "score": raw.score}
         return Dropped(reason, dataset, group, raw.key, sides)
     row = paraphrase_row(raw, anchor, positive, overlap)
-    (_, row["anchor_lid_prob"]), (_, row["positive_lid_prob"]) = seen.predictions
+    (_, row["anchor_lid_prob"]), (_, row["positive_lid_prob"]) = predictions
     dedup = pair_key(anchor, positive, symmetric=True)
     order = (dataset, raw.origin_file, raw.origin_member or "", raw.origin_line)
     return Candidate(order, raw.key, dedup, dataset, group, row)

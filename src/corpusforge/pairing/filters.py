@@ -522,7 +522,16 @@ def check_language(
         macrolanguage, Cantonese for ``zh``, is not another), ``lang_low_confidence``
         when the right one is predicted below the threshold, else ``None``.
     """
-    predicted, confidence = identifier.predict(text)
+    return language_reason(identifier.predict(text), lang, config)
+
+
+def language_reason(
+    prediction: tuple[str, float],
+    lang: str,
+    config: LanguageFilterConfig = LanguageFilterConfig(),
+) -> FilterReason | None:
+    """:func:`check_language` of a side whose ``(language, confidence)`` is predicted."""
+    predicted, confidence = prediction
     if not same_language(predicted, normalize_lang(lang)):
         return FilterReason.LANG_MISMATCH
     if confidence < config.min_confidence:
