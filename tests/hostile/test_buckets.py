@@ -7,6 +7,7 @@ reader command, in ``tests/s3/test_hostile_buckets_s3.py``.
 
 from __future__ import annotations
 
+import ast
 import datetime
 import hashlib
 import io
@@ -288,3 +289,41 @@ def test_the_parent_of_the_default_folders_is_checked_too(
     with pytest.raises(ReleaseError, match="writable by other users"):
         private_folder("CORPUSFORGE_CACHE", "releases")
     assert list((tmp_path / "corpusforge").iterdir()) == []
+
+
+STORE_MODULES = ("buckets", "errors", "gcs", "objectstore", "publish", "reading", "s3", "stores")
+
+
+def release_imports(tree: ast.AST) -> set[str]:
+    """The ``corpusforge.release`` modules a module's source imports, wherever it does."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "corpusforge.release":
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+    prefix = "corpusforge.release."
+    return {
+        name.removeprefix(prefix).split(".")[0] if name.startswith(prefix) else name
+        for name in found
+    }
+
+
+def test_the_store_modules_import_one_another_one_way() -> None:
+    """No cycle among the release store's modules, counting the imports inside functions:
+    ``stores.open_store`` is the one place that knows every backend."""
+    import corpusforge.release
+
+    folder = Path(corpusforge.release.__file__).parent
+    imports = {
+        name: release_imports(ast.parse((folder / f"{name}.py").read_text())) & set(STORE_MODULES)
+        for name in STORE_MODULES
+    }
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(nxt == goal or reaches(nxt, goal, seen | {nxt}) for nxt in imports[start] - seen)
+
+    cycles = [name for name in STORE_MODULES if reaches(name, name, set())]
+    assert not cycles, {name: sorted(imports[name]) for name in cycles}

@@ -38,7 +38,8 @@ from corpusforge.release import driver
 from corpusforge.release.io import expand_inputs, release_config
 from corpusforge.release.manifest import describe_lid_model
 from corpusforge.release.pipeline import REBUILT, ReleaseSpec, WriteRelease, prepare_release
-from corpusforge.release.publish import ReleaseStore, open_store, sidecars
+from corpusforge.release.publish import ReleaseStore, sidecars
+from corpusforge.release.stores import open_store
 from corpusforge.schemas import PARAPHRASE
 from corpusforge.sources.opus.streams import file_name
 from corpusforge.transforms.bitext import ParaphrasePairs, ReadParaphrases

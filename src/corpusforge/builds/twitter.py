@@ -71,8 +71,9 @@ from corpusforge.release.io import (
     release_config,
 )
 from corpusforge.release.manifest import assemble, file_entries, publish, software_versions
-from corpusforge.release.publish import LocalFolder, ReleaseStore, open_store, sidecars
+from corpusforge.release.publish import LocalFolder, ReleaseStore, sidecars
 from corpusforge.release.staging import empty_shard, place_staged
+from corpusforge.release.stores import open_store
 from corpusforge.schemas import (
     BENCHMARK,
     DEAD_LETTER,

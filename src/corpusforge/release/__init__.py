@@ -8,8 +8,9 @@
   shards, staged shards moved into place;
 - :mod:`~corpusforge.release.pipeline`, :mod:`~corpusforge.release.driver`: the last step
   of a one-pipeline build (bitext, ParaNMT) and the driver that runs it;
-- :mod:`~corpusforge.release.publish`, :mod:`~corpusforge.release.objectstore`,
-  :mod:`~corpusforge.release.s3`: the release store (a local folder swapped in one step, or
-  ``s3://`` versions committed by a pointer);
+- :mod:`~corpusforge.release.stores` (``--out`` -> its store), :mod:`~corpusforge.release.publish`,
+  :mod:`~corpusforge.release.objectstore`, :mod:`~corpusforge.release.s3`,
+  :mod:`~corpusforge.release.gcs`: the release store (a local folder swapped in one step, or
+  ``s3://``/``gs://`` versions committed by a pointer);
 - :mod:`~corpusforge.release.io`: inputs, paths and URIs, JSON side files.
 """

@@ -33,7 +33,8 @@ from corpusforge.jobs import JobFailed, wait
 from corpusforge.release.accounting import AccountingError
 from corpusforge.release.io import InputError, delete, exists, join, read_json
 from corpusforge.release.layout import MANIFEST_NAME, NOTHING_READ, UNBALANCED
-from corpusforge.release.publish import ReleaseStore, open_store
+from corpusforge.release.publish import ReleaseStore
+from corpusforge.release.stores import open_store
 from corpusforge.transforms.bitext import LID_NAMESPACE
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """A build's output -> the current release, in one step: the draft, the lock, the commit.
 
-    store = open_store("release/")          # checks --out: a local folder, or a URI
+    store = open_store("release/")          # checks --out (corpusforge.release.stores)
     with store.locked():                     # one build at a time per release
         draft = store.begin(rebuilt=("manifest.json", "pairs"))
         ...                                  # every file of the new release goes under draft
@@ -50,7 +50,6 @@ import time
 from collections.abc import Collection, Iterator
 from typing import Protocol
 
-from corpusforge.config.runner import Runner
 from corpusforge.release.errors import ReleaseError, ReleaseLocked
 from corpusforge.sources.uris import is_uri
 
@@ -103,34 +102,6 @@ class ReleaseStore(Protocol):
     def abandon(self) -> None:
         """Drop the draft: the build publishes nothing (the current release stays)."""
         ...
-
-
-def open_store(out: str, runner: Runner | None = None) -> ReleaseStore:
-    """The store of ``--out``: :class:`~corpusforge.release.objectstore.ObjectStore` for
-    ``s3://`` and ``gs://``, :class:`InPlace` for another URI, else :class:`LocalFolder`.
-
-    Args:
-        out: the release (``--out``).
-        runner: the build's runner (default: none named); its Beam options
-            (``--s3_endpoint_url``, …) set the object store's client.
-
-    Raises:
-        ReleaseError: ``out`` is a file, or a folder that holds something other than a
-            release.
-    """
-    from corpusforge.release.bucketnames import is_bucket_uri
-    from corpusforge.release.gcs import number_batch_parts
-    from corpusforge.release.objectstore import ObjectStore
-    from corpusforge.release.s3 import use_storage_flags
-
-    runner = runner or Runner()
-    use_storage_flags(runner.beam_args())  # inputs and outputs on s3:// read its --s3_* flags
-    number_batch_parts()  # Beam's gcsio against a GCS emulator (gcs.py); nothing on real GCS
-    if is_bucket_uri(out):
-        return ObjectStore(out, runner)
-    if is_uri(out):
-        return InPlace(out)
-    return LocalFolder(out)
 
 
 def release_folder(out: str) -> str:
