@@ -10,12 +10,14 @@ in-memory bucket, ``tests/hostile/test_buckets.py``.)
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from corpusforge.release import objectstore
 from corpusforge.synth.twitter import write_synthetic_archive
+from tests.s3.conftest import free_port
 from tests.s3.test_hostile_buckets_s3 import one_error_line, pointer_doc, readers, run_all
 
 from .conftest import GcsServer, cli, twitter
@@ -103,3 +105,28 @@ def test_a_missing_bucket_is_one_line_for_a_build_and_a_reader(
     built = cli(*twitter(archive, uri))
     assert built.returncode == 2, built.stderr
     assert "no bucket named no-such-bucket" in one_error_line(built)
+
+
+def test_an_endpoint_down_is_one_line_for_every_reader_and_a_build(
+    gcs: GcsServer, archive: Path, tmp_path: Path
+) -> None:
+    """Nothing listens at the endpoint: after the client's retries, bounded here by
+    ``CORPUSFORGE_GCS_RETRY_SECONDS`` (default 120 s), each command says so in one line,
+    exit 2; a bound that is not a number of seconds is one line too."""
+    uri = "gs://down/rel"
+    env = {
+        **os.environ,
+        "STORAGE_EMULATOR_HOST": f"http://127.0.0.1:{free_port()}",  # nothing listens there
+        "CORPUSFORGE_GCS_RETRY_SECONDS": "2",
+    }
+    commands = [*readers(uri, tmp_path), tuple(twitter(archive, uri))]
+    for args, done in zip(commands, run_all(commands, env), strict=True):
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        line = one_error_line(done)
+        assert "could not connect to the endpoint" in line and "gs://down/" in line, (args, line)
+        assert "gave up retrying" in line, (args, line)
+    done = cli("validate", uri, env={**env, "CORPUSFORGE_GCS_RETRY_SECONDS": "soon"})
+    assert done.returncode == 2, done.stderr
+    assert "CORPUSFORGE_GCS_RETRY_SECONDS must be a number of seconds >= 0, got 'soon'" in (
+        one_error_line(done)
+    )

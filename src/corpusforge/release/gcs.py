@@ -8,6 +8,11 @@ Credentials are Google's application default ones (``GOOGLE_APPLICATION_CREDENTI
 marked ``gcs`` run it) the client talks to that emulator without credentials. None is ever
 written into a release or a log.
 
+A failed call (a connection refused or dropped, 429, 5xx) is retried as google-cloud-storage
+retries it, with a growing pause, for at most ``CORPUSFORGE_GCS_RETRY_SECONDS`` (default: the
+library's 120 s, right for GCS; a test or an emulator that may be down sets fewer, as
+``AWS_MAX_ATTEMPTS`` bounds boto3's retries on ``s3://``): :func:`retry_policy`.
+
 A token is an object's generation: the pointer is written with ``ifGenerationMatch`` (0 for
 a release's first version, else the generation this build read), the one precondition the
 commit needs (deploy/object-storage.md). fake-gcs-server honours it on uploads, which is
@@ -65,6 +70,31 @@ def gcs_client() -> Any:
         ) from None
 
 
+RETRY_SECONDS = "CORPUSFORGE_GCS_RETRY_SECONDS"
+"""The environment variable that bounds how long a failed GCS call is retried."""
+
+
+def retry_policy() -> Any:
+    """google-cloud-storage's retry of a failed call, for at most ``$CORPUSFORGE_GCS_RETRY_SECONDS``
+    seconds (unset: the library's own, 120 s).
+
+    Raises:
+        ReleaseError: the variable is not a number of seconds >= 0.
+    """
+    from google.cloud.storage.retry import DEFAULT_RETRY
+
+    raw = os.environ.get(RETRY_SECONDS, "").strip()
+    if not raw:
+        return DEFAULT_RETRY
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:  # also NaN
+        raise ReleaseError(f"{RETRY_SECONDS} must be a number of seconds >= 0, got {raw!r}")
+    return DEFAULT_RETRY.with_timeout(seconds)
+
+
 def number_batch_parts() -> None:
     """Give each part of google-cloud-storage's batch requests a ``Content-ID``, in this
     process, when ``STORAGE_EMULATOR_HOST`` names an emulator (fake-gcs-server skips parts
@@ -120,7 +150,10 @@ def failure_in_words(exc: BaseException, bucket: str, endpoint: str) -> str | No
             return "no usable Google credentials (check GOOGLE_APPLICATION_CREDENTIALS)"
         if isinstance(seen, gex.RetryError):  # the client retried for its deadline
             last = failure_in_words(seen.cause, bucket, endpoint) if seen.cause else None
-            return f"{last or f'the endpoint {endpoint} did not answer'} (gave up retrying)"
+            return (
+                f"{last or f'the endpoint {endpoint} did not answer'} (gave up retrying; "
+                f"{RETRY_SECONDS} sets for how long)"
+            )
         if isinstance(seen, requests.exceptions.ConnectionError):
             return f"could not connect to the endpoint {endpoint}"
         if isinstance(seen, requests.exceptions.Timeout):
@@ -142,6 +175,7 @@ class GcsBucket:
         self.where = where
         self.client = client
         self._bucket = client.bucket(where.bucket)
+        self._retry = retry_policy()
 
     @property
     def endpoint(self) -> str:
@@ -167,11 +201,13 @@ class GcsBucket:
 
         with self._failures(key):
             while True:
-                blob = self._bucket.get_blob(key)
+                blob = self._bucket.get_blob(key, retry=self._retry)
                 if blob is None:
                     return None
                 try:
-                    data = blob.download_as_bytes(if_generation_match=blob.generation)
+                    data = blob.download_as_bytes(
+                        if_generation_match=blob.generation, retry=self._retry
+                    )
                 except NotFound:
                     return None
                 except PreconditionFailed:
@@ -194,6 +230,7 @@ class GcsBucket:
                     data,
                     content_type="application/json",
                     if_generation_match=0 if expect is None else int(expect),
+                    retry=self._retry,
                 )
             except PreconditionFailed as exc:
                 raise ConditionFailed(self.where.object_uri(key)) from exc
@@ -201,11 +238,11 @@ class GcsBucket:
 
     def upload(self, path: str, key: str) -> None:
         with self._failures(key):
-            self._bucket.blob(key).upload_from_filename(path)
+            self._bucket.blob(key).upload_from_filename(path, retry=self._retry)
 
     def download(self, key: str, path: str) -> None:
         with self._failures(key):
-            self._bucket.blob(key).download_to_filename(path)
+            self._bucket.blob(key).download_to_filename(path, retry=self._retry)
 
     def copy(self, source: str, key: str) -> None:
         """Copy the object ``source`` to ``key`` on the server (a rewrite, in as many calls
@@ -220,7 +257,7 @@ class GcsBucket:
         """Every object whose key starts with ``prefix``: its key and when the server last
         wrote it (the server's clock)."""
         with self._failures(prefix):
-            for blob in self.client.list_blobs(self.where.bucket, prefix=prefix):
+            for blob in self.client.list_blobs(self.where.bucket, prefix=prefix, retry=self._retry):
                 yield blob.name, blob.updated
 
     def keys(self, prefix: str) -> Iterator[str]:
@@ -231,7 +268,7 @@ class GcsBucket:
         """The names directly under ``prefix/``."""
         with self._failures(prefix):
             listing = self.client.list_blobs(
-                self.where.bucket, prefix=prefix.rstrip("/") + "/", delimiter="/"
+                self.where.bucket, prefix=prefix.rstrip("/") + "/", delimiter="/", retry=self._retry
             )
             for _ in listing:  # the prefixes are gathered page by page
                 pass
@@ -244,7 +281,7 @@ class GcsBucket:
         with self._failures(prefix):
             for key in keys:
                 with contextlib.suppress(NotFound):
-                    self._bucket.blob(key).delete()
+                    self._bucket.blob(key).delete(retry=self._retry)
         return len(keys)
 
     def now(self) -> datetime.datetime:
