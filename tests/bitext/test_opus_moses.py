@@ -92,6 +92,26 @@ def test_bad_line_does_not_stop_the_file(tmp_path: Path) -> None:
     assert isinstance(items[3], Skipped) and items[3].reason == "align_empty_side"
 
 
+def test_the_fast_path_keeps_each_lines_record(tmp_path: Path) -> None:
+    # past line 1 a good line skips the general path: every other kind still takes it, a
+    # byte-order mark is dropped on line 1 only, and a bad line's message is the decoder's
+    src = _write(
+        tmp_path / "c.de", ["\ufeffeins".encode(), "\ufeffzwei".encode(), b"x\xff", b"", b"f"]
+    )
+    trg = _write(tmp_path / "c.en", [b"one", b"two", b"three", b"four", b"\xfe"])
+    items = list(read_moses_files(src, trg))
+    assert [(p.src, p.origin_line) for p in items[:2] if isinstance(p, RawPair)] == [
+        ("eins", 1),
+        ("\ufeffzwei", 2),
+    ]
+    assert [(i.reason, i.origin_line) for i in items[2:]] == [
+        ("read_decode_error", 3),
+        ("align_empty_side", 4),
+        ("read_decode_error", 5),
+    ]
+    assert "position 1" in items[2].detail and "position 0" in items[4].detail
+
+
 def test_only_newline_splits_lines(tmp_path: Path) -> None:
     # U+2028, U+0085 and a bare \r are inside sentences; CRLF endings are stripped
     src = _write(tmp_path / "c.fr", ["a\u2028b".encode(), "c\u0085d\re\r".encode(), b"f"])

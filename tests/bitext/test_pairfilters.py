@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 from pathlib import Path
 
@@ -195,6 +196,17 @@ def test_pair_key_is_stable_under_renormalisation(a: str, b: str) -> None:
         return "\t " + " ".join(text.split()).casefold().replace(" ", "\n ") + " "
 
     assert pair_key(a, b) == pair_key(renormalised(a), renormalised(b))
+
+
+@given(st.text(), st.text(), st.booleans())
+def test_pair_key_is_its_definition(a: str, b: str, symmetric: bool) -> None:
+    # BLAKE2b-128 (person cf-pair-key) of each side, case-folded and whitespace-collapsed,
+    # then a NUL: the key of every release's deduplication, whatever path computes it
+    sides = [" ".join(text.split()).casefold() for text in (a, b)]
+    digest = hashlib.blake2b(digest_size=16, person=b"cf-pair-key")
+    for side in sorted(sides) if symmetric else sides:
+        digest.update(side.encode("utf-8", "surrogatepass") + b"\x00")
+    assert pair_key(a, b, symmetric=symmetric) == digest.hexdigest()
 
 
 # --------------------------------------------------------------------------- noise filters
