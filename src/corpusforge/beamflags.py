@@ -91,6 +91,9 @@ def _beam_actions() -> dict[str, argparse.Action]:
             classes.setdefault(str(cls), cls)
     for cls in classes.values():
         cls._add_argparse_args(parser)
+    from corpusforge import flink  # its watchdog's --flink_stall_timeout, a runner option of ours
+
+    flink.stall_options()._add_argparse_args(parser)
     return {opt: action for action in parser._actions for opt in action.option_strings}
 
 

@@ -139,7 +139,7 @@ def configure(options: PipelineOptions) -> None:
         StandardOptions,
     )
 
-    _stall_options()  # registers --flink_stall_timeout before Beam reads the flags
+    stall_options()  # registers --flink_stall_timeout before Beam reads the flags
     options.view_as(StandardOptions).runner = "FlinkRunner"
     flink = options.view_as(FlinkRunnerOptions)
     portable = options.view_as(PortableOptions)
@@ -185,7 +185,7 @@ def watchdog(options: PipelineOptions) -> Iterator[None]:
 
     runner = options.view_as(StandardOptions).runner
     master = options.view_as(FlinkRunnerOptions).flink_master or ""
-    seconds = options.view_as(_stall_options()).flink_stall_timeout
+    seconds = options.view_as(stall_options()).flink_stall_timeout
     name = options.view_as(GoogleCloudOptions).job_name
     on_cluster = ":" in master and not master.startswith("[")
     if not (isinstance(runner, str) and uses_flink(runner) and on_cluster and seconds > 0):
@@ -279,7 +279,7 @@ def _progress(master: str, job: str) -> tuple[str, list[tuple[Any, ...]]]:
 
 
 @functools.cache
-def _stall_options() -> Any:
+def stall_options() -> Any:
     """The pipeline option class of ``--flink_stall_timeout``, made once Beam is imported."""
     from apache_beam.options.pipeline_options import PipelineOptions
 

@@ -80,7 +80,7 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, FakeCluster]
 def _options(master: str, *more: str) -> Any:
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    flink._stall_options()
+    flink.stall_options()
     flags = ["--runner=FlinkRunner", f"--flink_master={master}", "--job_name=corpusforge-test"]
     return PipelineOptions([*flags, *more])
 
@@ -154,6 +154,22 @@ def test_a_flink_build_gets_a_job_name_of_its_own(
     given = PipelineOptions(["--job_name=mine", "--flink_stall_timeout=7"])
     flink.configure(given)
     assert given.view_as(GoogleCloudOptions).job_name == "mine"
-    assert given.view_as(flink._stall_options()).flink_stall_timeout == 7.0
+    assert given.view_as(flink.stall_options()).flink_stall_timeout == 7.0
     unset = PipelineOptions([])
-    assert unset.view_as(flink._stall_options()).flink_stall_timeout == flink.STALL_SECONDS
+    assert unset.view_as(flink.stall_options()).flink_stall_timeout == flink.STALL_SECONDS
+
+
+def test_a_build_command_takes_the_watchdog_flag_as_a_beam_option() -> None:
+    """``--flink_stall_timeout`` is declared by corpusforge, not Beam: the build commands'
+    flag check must know it (it refused it as an unknown option once), with or without a
+    value of its own."""
+    from corpusforge import beamflags
+
+    inputs, flags = beamflags.split_inputs(
+        ["in.zip", "--flink_stall_timeout=30", "--flink_stall_timeout", "5", "--runner=flink"]
+    )
+    assert inputs == ["in.zip"]
+    assert flags == ["--flink_stall_timeout=30", "--flink_stall_timeout", "5", "--runner=flink"]
+    beamflags.check_flags(flags)
+    with pytest.raises(beamflags.UnknownFlag, match="did you mean --flink_stall_timeout"):
+        beamflags.check_flags(["--flink_stall_timeot=3"])
