@@ -212,6 +212,14 @@ def test_pair_key_is_its_definition(a: str, b: str, symmetric: bool) -> None:
 # --------------------------------------------------------------------------- noise filters
 
 
+@given(st.text(), st.text(), st.sampled_from(["en", "de", "zh", "th", "xx"]))
+def test_no_noise_filter_set_passes_every_pair(a: str, b: str, lang: str) -> None:
+    # what lets the candidate rule skip the noise checks when PairRules.noise is false
+    config = BitextFilterConfig()
+    assert not config.noise_filters_on
+    assert check_bitext_noise(a, b, "en", lang, config) is None
+
+
 def test_per_side_word_limits_tighten_the_shared_ones() -> None:
     config = BitextFilterConfig(min_anchor_tokens=5, max_positive_tokens=6)
     assert check_bitext_length(_words(5), _words(6), config) is None

@@ -23,7 +23,7 @@ order for paraphrases), ``order`` (its origin: among copies the smallest is kept
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from corpusforge.keys import seeded_hash
@@ -110,6 +110,8 @@ class PairRules:
         lowercase: with no profile, lowercase both sides.
         decontaminator: the evaluation sets no side may leak from (``--decontaminate``),
             checked before language id; ``None``: none.
+        noise: whether ``lengths`` sets any noise filter (worked out once: with none set,
+            :func:`~corpusforge.pairing.noise.check_bitext_noise` passes every pair).
     """
 
     language: LanguageFilterConfig
@@ -118,6 +120,11 @@ class PairRules:
     profile: CleanProfile | None = None
     lowercase: bool = False
     decontaminator: Decontaminator | None = None
+    noise: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        noise = self.lengths is not None and self.lengths.noise_filters_on
+        object.__setattr__(self, "noise", noise)
 
 
 def _languages(
@@ -155,11 +162,11 @@ def bitext_candidate(
     row = bitext_row(raw, src, trg)
     dataset, group = raw.dataset, f"{row['anchor_lang']}-{row['positive_lang']}"
     counts = (token_count(row["anchor"]), token_count(row["positive"]))
-    reason = check_bitext_length(row["anchor"], row["positive"], rules.lengths, counts) or (
-        check_bitext_noise(
+    reason = check_bitext_length(row["anchor"], row["positive"], rules.lengths, counts)
+    if reason is None and rules.noise:
+        reason = check_bitext_noise(
             row["anchor"], row["positive"], row["anchor_lang"], row["positive_lang"], rules.lengths
         )
-    )
     if reason is None and rules.decontaminator is not None:
         reason = check_contamination(row["anchor"], row["positive"], rules.decontaminator)
     predictions: list[tuple[str, float]] = []
