@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 import typer
 from typer.testing import CliRunner
@@ -52,3 +53,34 @@ def test_bad_values_are_usage_errors(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli(), args)
     assert result.exit_code == 2
     assert "cosent" in result.output
+
+
+def test_distillation_from_the_command_line(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("sentencepiece")
+    pytest.importorskip("transformers")
+    from tests.train import write_teacher
+
+    release = write_topical_release(tmp_path / "release", pairs=60, queries=1)
+    anchors = pq.read_table(release / "pairs" / "all", columns=["anchor"]).column("anchor")
+    words = sorted({word for text in anchors.to_pylist() for word in text.split()})
+    teacher = write_teacher(tmp_path / "teacher", words, seed=0)
+    args = ["train", "--data", str(release / "pairs" / "all"), "--vocab-size", "200"]
+    args += ["--max-steps", "2", "--loss", "mse", "--teacher", str(teacher)]
+    first = CliRunner().invoke(cli(), [*args, "--out", str(tmp_path / "models" / "a")])
+    assert first.exit_code == 0, first.output
+    assert "60 distinct anchors, 60 embedded now, 0 from the cache" in " ".join(
+        first.output.split()
+    )
+    second = CliRunner().invoke(cli(), [*args, "--out", str(tmp_path / "models" / "b")])
+    assert "0 embedded now, 60 from the cache" in " ".join(second.output.split())
+    assert len(list((tmp_path / "models" / "teacher-embeddings").glob("*.parquet"))) == 1
+
+
+def test_mse_without_a_teacher_is_a_usage_error(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    release = write_topical_release(tmp_path / "release", pairs=10, queries=1)
+    args = ["train", "--data", str(release / "pairs" / "all"), "--out", str(tmp_path / "m")]
+    result = CliRunner().invoke(cli(), [*args, "--loss", "mse"])
+    assert result.exit_code == 2
+    assert "give teacher" in " ".join(result.output.split())
