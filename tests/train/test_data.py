@@ -84,6 +84,14 @@ def test_sub_folders_are_not_read(tmp_path: Path) -> None:
         PairStream(tmp_path / "pairs")
 
 
+def test_a_bitext_dataset_folder_reads_every_language_pair(tmp_path: Path) -> None:
+    # RELEASE/pairs/<dataset>/<l1>-<l2>/: the dataset folder is every language at once
+    sharded(tmp_path / "pairs" / "opus" / "en-de", rows(5), 2)
+    sharded(tmp_path / "pairs" / "opus" / "en-fr", rows(3), 1)
+    sharded(tmp_path / "pairs" / "opus" / "notes", rows(4), 1)  # not a language pair
+    assert PairStream(tmp_path / "pairs" / "opus").num_rows == 8
+
+
 def test_torch_free_modules_do_not_import_torch() -> None:
     code = (
         "import sys\n"
