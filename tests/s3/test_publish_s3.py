@@ -163,6 +163,7 @@ def test_two_builds_racing_end_with_one_winner_and_one_clear_error(
     loser = next(err for code, err in results if code == 2)
     errors = [line for line in loser.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "another build committed version" in errors[0], loser
+    assert pointer(s3, uri)["version"] in errors[0]  # the winner, named
     winner_seed = next(seed for seed, (code, _) in zip((1, 2), results, strict=True) if code == 0)
     assert seed_of(s3, uri) == winner_seed
     assert cli("validate", uri).returncode == 0
