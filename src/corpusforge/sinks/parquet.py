@@ -16,6 +16,7 @@ from typing import Any
 
 import apache_beam as beam
 
+from corpusforge import heap
 from corpusforge.release.deadletter import dead_letter_key
 from corpusforge.release.io import join
 from corpusforge.schemas import DEAD_LETTER, SchemaRef, arrow_schema
@@ -46,6 +47,9 @@ class _WriteShardFn(beam.DoFn):
         self._schema_ref = schema_ref
         self._sort_key = sort_key
         self._prefix = prefix
+
+    def setup(self) -> None:
+        heap.bound_worker_heap()
 
     def process(
         self, element: tuple[tuple[str, int, int], Iterable[Row]]

@@ -21,7 +21,7 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
 
-from corpusforge import progress
+from corpusforge import heap, progress
 from corpusforge.sources.twitter.archive import MemberRef, ReadLimits, archive_name
 from corpusforge.sources.twitter.parse import merge_records
 from corpusforge.sources.twitter.read import (
@@ -52,6 +52,9 @@ class ListMembersFn(beam.DoFn):
     def __init__(self, extract_dirs: Mapping[str, str]) -> None:
         self._dirs = dict(extract_dirs)
 
+    def setup(self) -> None:
+        heap.bound_worker_heap()
+
     def process(self, uri: str) -> Iterator[Any]:
         dest = self._dirs[uri]
         tally = Tally()
@@ -76,6 +79,9 @@ class ReadMemberFn(beam.DoFn):
 
     def __init__(self, limits: ReadLimits) -> None:
         self._limits = limits
+
+    def setup(self) -> None:
+        heap.bound_worker_heap()
 
     def process(self, element: tuple[str, MemberRef]) -> Iterator[Any]:
         dest, ref = element

@@ -39,6 +39,7 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
 
+from corpusforge import heap
 from corpusforge.pairing.benchmarks import (
     BenchmarkConfig,
     assemble,
@@ -79,6 +80,7 @@ class _SelectLangFn(beam.DoFn):
         self._profile = profile
 
     def setup(self) -> None:
+        heap.bound_worker_heap()
         self._lid = None
         if self._lid_model is not None:
             from corpusforge.text.langid import LanguageIdentifier
