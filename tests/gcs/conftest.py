@@ -9,9 +9,7 @@ skip without it, unless ``CORPUSFORGE_REQUIRE_GCS=1`` (``.ci/run``) makes that a
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,8 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO
-from tests.s3.conftest import cli, free_port, stop, twitter
+from tests.buckets import cli, free_port, point_at, start_server, stop, tool_binary, twitter
 
 __all__ = ["PROJECT", "GcsServer", "cli", "twitter"]
 
@@ -65,43 +62,18 @@ class GcsServer:
         )
 
 
-def fake_gcs_server_binary() -> Path:
-    path = REPO / "build" / "tools" / "fake-gcs-server"
-    if path.is_file() and os.access(path, os.X_OK):
-        return path
-    message = (
-        "fake-gcs-server not built: run bash scripts/fake-gcs-server.sh (needs Go and the "
-        "module proxy)"
-    )
-    if os.environ.get("CORPUSFORGE_REQUIRE_GCS") == "1":
-        pytest.fail(message)
-    pytest.skip(message)
-
-
 def start_fake_gcs_server(root: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
     """fake-gcs-server keeping its objects in ``root``, on ``127.0.0.1:port``, once it
     answers the JSON API."""
-    binary = fake_gcs_server_binary()
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            [str(binary), "-scheme", "http", "-host", "127.0.0.1", "-port", str(port),
-             "-backend", "filesystem", "-filesystem-root", str(root),
-             "-public-host", f"127.0.0.1:{port}", "-log-level", "warn"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            url = f"http://127.0.0.1:{port}/storage/v1/b?project={PROJECT}"
-            with urllib.request.urlopen(url, timeout=1):
-                return proc
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                stop(proc)
-                tail = log.read_text()[-2000:]
-                raise RuntimeError(f"fake-gcs-server did not start: {tail}") from None
-            time.sleep(0.1)
+    binary = tool_binary("fake-gcs-server", "fake-gcs-server.sh", "CORPUSFORGE_REQUIRE_GCS")
+    url = f"http://127.0.0.1:{port}/storage/v1/b?project={PROJECT}"
+    return start_server(
+        [str(binary), "-scheme", "http", "-host", "127.0.0.1", "-port", str(port),
+         "-backend", "filesystem", "-filesystem-root", str(root),
+         "-public-host", f"127.0.0.1:{port}", "-log-level", "warn"],
+        log,
+        lambda: urllib.request.urlopen(url, timeout=1).close(),
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="session")
@@ -121,8 +93,5 @@ def gcs_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GcsServer]:
 def gcs(gcs_server: GcsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GcsServer:
     """The server, with its settings in this process's environment, and fresh local draft
     and cache folders."""
-    for key, value in gcs_server.env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("CORPUSFORGE_DRAFTS", str(tmp_path / "drafts"))
-    monkeypatch.setenv("CORPUSFORGE_CACHE", str(tmp_path / "cache"))
+    point_at(gcs_server.env, tmp_path, monkeypatch)
     return gcs_server

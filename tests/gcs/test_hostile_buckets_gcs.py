@@ -17,7 +17,7 @@ import pytest
 
 from corpusforge.release import objectstore
 from corpusforge.synth.twitter import write_synthetic_archive
-from tests.s3.conftest import free_port
+from tests.buckets import free_port
 from tests.s3.test_hostile_buckets_s3 import one_error_line, pointer_doc, readers, run_all
 
 from .conftest import GcsServer, cli, twitter

@@ -4,11 +4,8 @@ skip without it, unless ``CORPUSFORGE_REQUIRE_S3=1`` (``.ci/run``) makes that a 
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +13,10 @@ from typing import Any
 
 import pytest
 
+from tests.buckets import cli, free_port, point_at, start_server, stop, tool_binary, twitter
 from tests.conftest import REPO
+
+__all__ = ["REPO", "S3Server", "cli", "free_port", "start_versitygw", "stop", "twitter"]
 
 ACCESS = "corpusforge-test-access"
 SECRET = "corpusforge-test-secret-0b5e1f"  # a test server's, never a real one
@@ -68,52 +68,15 @@ class S3Server:
         )
 
 
-def versitygw_binary() -> Path:
-    path = REPO / "build" / "tools" / "versitygw"
-    if path.is_file() and os.access(path, os.X_OK):
-        return path
-    message = "versitygw not built: run bash scripts/versitygw.sh (needs Go and the module proxy)"
-    if os.environ.get("CORPUSFORGE_REQUIRE_S3") == "1":
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def start_versitygw(root: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
     """versitygw serving ``root`` on ``127.0.0.1:port``, once it accepts connections."""
-    binary = versitygw_binary()
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            [str(binary), "--port", f"127.0.0.1:{port}", "--access", ACCESS, "--secret", SECRET,
-             "posix", str(root)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return proc
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                stop(proc)
-                tail = log.read_text()[-2000:]
-                raise RuntimeError(f"versitygw did not start: {tail}") from None
-            time.sleep(0.1)
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    binary = tool_binary("versitygw", "versitygw.sh", "CORPUSFORGE_REQUIRE_S3")
+    return start_server(
+        [str(binary), "--port", f"127.0.0.1:{port}", "--access", ACCESS, "--secret", SECRET,
+         "posix", str(root)],
+        log,
+        lambda: socket.create_connection(("127.0.0.1", port), timeout=1).close(),
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="session")
@@ -133,30 +96,5 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
 def s3(s3_server: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> S3Server:
     """The server, with its settings in this process's environment, and fresh local draft
     and cache folders."""
-    for key, value in s3_server.env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("CORPUSFORGE_DRAFTS", str(tmp_path / "drafts"))
-    monkeypatch.setenv("CORPUSFORGE_CACHE", str(tmp_path / "cache"))
+    point_at(s3_server.env, tmp_path, monkeypatch)
     return s3_server
-
-
-def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> Any:
-    """``corpusforge ARGS`` in a child process with ``env`` (default: this process's)."""
-    base = dict(os.environ if env is None else env)
-    base["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), str(REPO)])
-    return subprocess.run(
-        [sys.executable, "-c", "from corpusforge.cli import main; main()", *args],
-        cwd=REPO,
-        env=base,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def twitter(archive: Path, out: str, seed: int = 0) -> list[str]:
-    """The command line of a small Twitter build of ``archive`` into ``out``."""
-    return [
-        "twitter", "build", str(archive), "--out", out,
-        "--benchmark-queries", "5", "--seed", str(seed), "--quiet",
-    ]  # fmt: skip
