@@ -111,3 +111,51 @@ def twitter(archive: Path, out: str, seed: int = 0) -> list[str]:
         "twitter", "build", str(archive), "--out", out,
         "--benchmark-queries", "5", "--seed", str(seed), "--quiet",
     ]  # fmt: skip
+
+
+def killed_build(archive: Path, uri: str, k: int, count: Path) -> subprocess.CompletedProcess[str]:
+    """The Twitter build of ``archive`` into ``uri``, killed at its ``k``-th object write
+    (``tests/s3/killed_upload.py``; ``k`` 0 lets it finish and counts its writes in
+    ``count``)."""
+    return subprocess.run(
+        [sys.executable, str(REPO / "tests" / "s3" / "killed_upload.py"), str(k), str(count),
+         "--", *twitter(archive, uri, 2)],
+        cwd=REPO, env=_child_env(), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def racing_builds(archive: Path, uri: str, tmp_path: Path) -> list[tuple[int, str]]:
+    """Two builds of ``archive`` into ``uri`` (seeds 1 and 2) from two draft folders, each
+    held before its pointer write until both are there (``tests/s3/racing_build.py``).
+
+    Returns:
+        Each build's exit code and standard error, seed 1's first. Asserts that both raced.
+    """
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(REPO / "tests" / "s3" / "racing_build.py"),
+                str(barrier),
+                str(seed),
+                "2",
+                "--",
+                *twitter(archive, uri, seed),
+            ],
+            cwd=REPO,
+            env={**_child_env(), "CORPUSFORGE_DRAFTS": str(tmp_path / f"machine{seed}")},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for seed in (1, 2)
+    ]
+    results = [(p.wait(timeout=300), p.stderr.read() if p.stderr else "") for p in procs]
+    assert sorted(p.name for p in barrier.iterdir()) == ["1", "2"], results  # both raced
+    return results
+
+
+def _child_env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}

@@ -11,9 +11,7 @@ these tests check that the GCS side of the bucket interface carries it.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +19,11 @@ import pytest
 
 from corpusforge.release import objectstore
 from corpusforge.synth.twitter import write_synthetic_archive
-from tests.conftest import REPO
+from tests.buckets import killed_build, racing_builds
 
 from .conftest import GcsServer, cli, twitter
 
 pytestmark = pytest.mark.gcs
-
-KILLED = REPO / "tests" / "s3" / "killed_upload.py"
-RACING = REPO / "tests" / "s3" / "racing_build.py"
 
 
 @pytest.fixture(scope="module")
@@ -102,11 +97,7 @@ def test_a_build_killed_at_any_write_leaves_the_previous_version_current(
     count = tmp_path / "count"
 
     def killed(k: int) -> subprocess.CompletedProcess[str]:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
-        return subprocess.run(
-            [sys.executable, str(KILLED), str(k), str(count), "--", *twitter(archive, uri, 2)],
-            cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
+        return killed_build(archive, uri, k, count)
 
     full = killed(0)  # the writes of a full build: every object of the version, the pointer
     assert full.returncode == 0, full.stderr[-2000:]
@@ -143,30 +134,7 @@ def test_two_builds_racing_end_with_one_winner_and_one_clear_error(
     pointer, so the race happens whatever the load): the pointer's ``ifGenerationMatch``
     lets one commit; the other stops with exit 2 and publishes nothing."""
     uri = gcs.bucket("race") + "/rel"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
-    barrier = tmp_path / "barrier"
-    barrier.mkdir()
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                str(RACING),
-                str(barrier),
-                str(seed),
-                "2",
-                "--",
-                *twitter(archive, uri, seed),
-            ],
-            cwd=REPO,
-            env={**env, "CORPUSFORGE_DRAFTS": str(tmp_path / f"machine{seed}")},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for seed in (1, 2)
-    ]
-    results = [(p.wait(timeout=300), p.stderr.read() if p.stderr else "") for p in procs]
-    assert sorted(p.name for p in barrier.iterdir()) == ["1", "2"], results  # both raced
+    results = racing_builds(archive, uri, tmp_path)
     codes = sorted(code for code, _ in results)
     assert codes == [0, 2], results
     loser = next(err for code, err in results if code == 2)
