@@ -159,3 +159,21 @@ def racing_builds(archive: Path, uri: str, tmp_path: Path) -> list[tuple[int, st
 
 def _child_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+
+
+def small_archive(folder: Path) -> Path:
+    """A synthetic 3,000-tweet day archive in ``folder``, as the publish tests build."""
+    from corpusforge.synth.twitter import write_synthetic_archive
+
+    path = folder / "twitter-stream-2021-01-01.zip"
+    write_synthetic_archive(path, tweets=3_000, layout="zip-2020", seed=3)
+    return path
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    """Each file of the release in ``folder`` (its path inside it) and its bytes."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != ".complete"
+    }

@@ -17,8 +17,7 @@ import pytest
 
 from corpusforge.config.runner import Runner
 from corpusforge.release import objectstore
-from corpusforge.synth.twitter import write_synthetic_archive
-from tests.buckets import killed_build, racing_builds
+from tests.buckets import files, killed_build, racing_builds, small_archive
 
 from .conftest import ACCESS, SECRET, S3Server, cli, twitter
 
@@ -27,17 +26,7 @@ pytestmark = pytest.mark.s3
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("in") / "twitter-stream-2021-01-01.zip"
-    write_synthetic_archive(path, tweets=3_000, layout="zip-2020", seed=3)
-    return path
-
-
-def files(folder: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(folder)): p.read_bytes()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file() and p.name != ".complete"
-    }
+    return small_archive(tmp_path_factory.mktemp("in"))
 
 
 def pointer(s3: S3Server, uri: str) -> dict:
