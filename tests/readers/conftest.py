@@ -6,13 +6,14 @@ same way."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from corpusforge.synth.twitter import write_synthetic_archive
+from tests.buckets import cli, small_archive, twitter
 from tests.gcs.conftest import gcs, gcs_server
 from tests.s3.conftest import s3, s3_server
 
@@ -21,9 +22,30 @@ __all__ = ["gcs", "gcs_server", "s3", "s3_server"]
 
 @pytest.fixture(scope="package")
 def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("in") / "twitter-stream-2021-01-01.zip"
-    write_synthetic_archive(path, tweets=3_000, layout="zip-2020", seed=3)
-    return path
+    return small_archive(tmp_path_factory.mktemp("in"))
+
+
+def publish_both(
+    server: Any, archive: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, Path]:
+    """The same build published to ``server``'s bucket ``readers`` (``…/rel``) and to a local
+    folder: the URI and the folder."""
+    local = tmp_path_factory.mktemp("local") / "rel"
+    env = {**os.environ, **server.env}
+    env["CORPUSFORGE_DRAFTS"] = str(tmp_path_factory.mktemp("drafts"))
+    env["CORPUSFORGE_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    assert cli(*twitter(archive, str(local)), env=env).returncode == 0
+    uri = server.bucket("readers") + "/rel"
+    done = cli(*twitter(archive, uri), env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return uri, local
+
+
+def current(uri: str, *flags: str) -> str:
+    """What ``corpusforge versions URI --current FLAGS`` prints."""
+    done = cli("versions", uri, "--current", *flags)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ it asks a gRPC API the emulator lacks, and waits a minute per bucket for it)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,7 +18,8 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from tests.gcs.conftest import GcsServer, cli, twitter
+from tests.gcs.conftest import GcsServer
+from tests.readers.conftest import current, publish_both
 
 pytestmark = pytest.mark.gcs
 
@@ -29,21 +29,7 @@ def published(
     gcs_server: GcsServer, archive: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[str, Path]:
     """The same build published to ``gs://readers/rel`` and to a local folder."""
-    local = tmp_path_factory.mktemp("local") / "rel"
-    env = {**os.environ, **gcs_server.env}
-    env["CORPUSFORGE_DRAFTS"] = str(tmp_path_factory.mktemp("drafts"))
-    env["CORPUSFORGE_CACHE"] = str(tmp_path_factory.mktemp("cache"))
-    assert cli(*twitter(archive, str(local)), env=env).returncode == 0
-    uri = gcs_server.bucket("readers") + "/rel"
-    done = cli(*twitter(archive, uri), env=env)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return uri, local
-
-
-def current(uri: str, *flags: str) -> str:
-    done = cli("versions", uri, "--current", *flags)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout.strip()
+    return publish_both(gcs_server, archive, tmp_path_factory)
 
 
 def test_versions_current_names_the_current_versions_pairs(

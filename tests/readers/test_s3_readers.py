@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+from tests.readers.conftest import current, publish_both
 from tests.s3.conftest import S3Server, cli, twitter
 
 pytestmark = pytest.mark.s3
@@ -25,21 +26,7 @@ def published(
     s3_server: S3Server, archive: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[str, Path]:
     """The same build published to ``s3://readers/rel`` and to a local folder."""
-    local = tmp_path_factory.mktemp("local") / "rel"
-    env = {**os.environ, **s3_server.env}
-    env["CORPUSFORGE_DRAFTS"] = str(tmp_path_factory.mktemp("drafts"))
-    env["CORPUSFORGE_CACHE"] = str(tmp_path_factory.mktemp("cache"))
-    assert cli(*twitter(archive, str(local)), env=env).returncode == 0
-    uri = s3_server.bucket("readers") + "/rel"
-    done = cli(*twitter(archive, uri), env=env)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return uri, local
-
-
-def current(uri: str, *flags: str) -> str:
-    done = cli("versions", uri, "--current", *flags)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout.strip()
+    return publish_both(s3_server, archive, tmp_path_factory)
 
 
 def test_versions_current_names_the_current_versions_pairs(
