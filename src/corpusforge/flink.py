@@ -26,8 +26,6 @@ import logging
 import os
 import threading
 import time
-import urllib.request
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -130,6 +128,8 @@ def configure(options: PipelineOptions) -> None:
     Raises:
         FlinkNotFoundError: the job server jar is needed and not built.
     """
+    import uuid
+
     _quiet_job_server_lifecycle()
     from apache_beam.options.pipeline_options import (
         FlinkRunnerOptions,
@@ -254,6 +254,8 @@ class _Watchdog:
 
 
 def _rest(master: str, path: str, method: str = "GET") -> Any:
+    import urllib.request  # here, not at start-up: a build that reads no cluster skips it
+
     request = urllib.request.Request(f"http://{master}{path}", method=method)
     with urllib.request.urlopen(request, timeout=10) as response:
         body = response.read()
