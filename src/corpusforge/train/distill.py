@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
-from corpusforge.train.models import TransformerEncoder
+from corpusforge.train.models import TransformerEncoder, folder_max_seq_length
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +136,7 @@ def teacher_targets(
     wanted: dict[str, str] = {}
     for text in anchors:
         wanted.setdefault(text_key(text), text)
-    max_seq_length = _teacher_max_seq_length(teacher_folder)
+    max_seq_length = folder_max_seq_length(teacher_folder)
     cache = Path(cache_dir) / f"{teacher_identity(teacher_folder, max_seq_length)}.parquet"
     keys, embeddings = _read_cache(cache)
     known = set(keys)
@@ -162,18 +162,6 @@ def teacher_targets(
     if embeddings is None:  # no anchor at all
         raise ValueError("no anchor to embed with the teacher")
     return TeacherTargets(keys, embeddings, computed=len(missing))
-
-
-def _teacher_max_seq_length(folder: Path) -> int:
-    """The token limit ``TransformerEncoder.from_local`` gives the folder, without loading it."""
-    import json
-
-    from corpusforge.train.models import DEFAULT_MAX_SEQ_LENGTH
-
-    st_config = folder / "sentence_bert_config.json"
-    if st_config.is_file():
-        return int(json.loads(st_config.read_text(encoding="utf-8"))["max_seq_length"])
-    return DEFAULT_MAX_SEQ_LENGTH
 
 
 def _read_cache(path: Path) -> tuple[list[str], np.ndarray | None]:

@@ -232,6 +232,15 @@ class FastEncoder(SentenceEncoder):
         return cls((folder / "spm.model").read_bytes(), embeddings)
 
 
+def folder_max_seq_length(folder: Path) -> int:
+    """A Hugging Face folder's token limit: its sentence-transformers setting
+    (``sentence_bert_config.json``) or ``DEFAULT_MAX_SEQ_LENGTH``; loads nothing else."""
+    st_config = Path(folder) / "sentence_bert_config.json"
+    if st_config.is_file():
+        return int(json.loads(st_config.read_text(encoding="utf-8"))["max_seq_length"])
+    return DEFAULT_MAX_SEQ_LENGTH
+
+
 class TransformerEncoder(SentenceEncoder):
     """A Hugging Face transformer, mean-pooled over the attention mask.
 
@@ -268,10 +277,7 @@ class TransformerEncoder(SentenceEncoder):
         from transformers import AutoModel, AutoTokenizer
 
         if max_seq_length is None:
-            st_config = folder / "sentence_bert_config.json"
-            max_seq_length = DEFAULT_MAX_SEQ_LENGTH
-            if st_config.is_file():
-                max_seq_length = int(json.loads(st_config.read_text())["max_seq_length"])
+            max_seq_length = folder_max_seq_length(folder)
         tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
         model = AutoModel.from_pretrained(str(folder), local_files_only=True)
         return cls(model, tokenizer, max_seq_length)
