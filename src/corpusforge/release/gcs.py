@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from corpusforge.release.bucketnames import Location
-from corpusforge.release.errors import BucketError, ConditionFailed, ReleaseError
+from corpusforge.release.errors import BucketError, ConditionFailed, ReleaseError, causes
 
 
 def gcs_client() -> Any:
@@ -138,8 +138,7 @@ def failure_in_words(exc: BaseException, bucket: str, endpoint: str) -> str | No
     from google.api_core import exceptions as gex
     from google.auth import exceptions as aex
 
-    seen: BaseException | None = exc
-    while seen is not None:
+    for seen in causes(exc):
         if isinstance(seen, gex.Forbidden | gex.Unauthorized):
             return "access denied (check the credentials)"
         if isinstance(seen, gex.NotFound) and "bucket" in str(seen).lower():
@@ -158,7 +157,6 @@ def failure_in_words(exc: BaseException, bucket: str, endpoint: str) -> str | No
             return f"could not connect to the endpoint {endpoint}"
         if isinstance(seen, requests.exceptions.Timeout):
             return f"the endpoint {endpoint} did not answer in time"
-        seen = seen.__cause__ or seen.__context__
     return None
 
 

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from corpusforge.release.bucketnames import Location
-from corpusforge.release.errors import BucketError, ConditionFailed, ReleaseError
+from corpusforge.release.errors import BucketError, ConditionFailed, ReleaseError, causes
 from corpusforge.release.io import use_filesystem_flags
 
 S3_FLAGS = {
@@ -125,8 +125,7 @@ def failure_in_words(exc: BaseException, bucket: str, endpoint: str) -> str | No
     """
     from botocore import exceptions as bex
 
-    seen: BaseException | None = exc
-    while seen is not None:
+    for seen in causes(exc):
         if isinstance(seen, bex.ClientError):
             code = error_code(seen)
             if code in DENIED:
@@ -151,7 +150,6 @@ def failure_in_words(exc: BaseException, bucket: str, endpoint: str) -> str | No
             return f"could not connect to the endpoint {endpoint}"
         if isinstance(seen, bex.HTTPClientError | bex.ConnectionError):
             return f"the connection to the endpoint {endpoint} failed (the server went away?)"
-        seen = seen.__cause__ or seen.__context__
     return None
 
 
