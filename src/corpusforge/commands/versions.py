@@ -64,10 +64,11 @@ def versions(
 ) -> None:
     """List a bucket release's versions (``*`` marks the current one); ``--keep N`` prunes."""
     from corpusforge.release import objectstore
+    from corpusforge.release.bucketnames import is_bucket_uri
     from corpusforge.release.locate import current_pairs
     from corpusforge.release.publish import ReleaseError
 
-    if not release.startswith(("s3://", "gs://")):
+    if not is_bucket_uri(release):
         typer.echo(
             f"error: {release}: versions are kept for s3:// and gs:// releases only", err=True
         )
