@@ -4,8 +4,9 @@
 #   beam-flink-job-server.jar  Beam's Flink 1.19 job server (beam-runners-flink-1.19:2.70.0
 #                              shaded with our job service, tools/flink/job-service)
 #   lib/                       the classpath of a standalone Flink 1.19.0 session cluster
-# Every version is pinned in tools/flink/*/pom.xml; builds again only when those poms, the job
-# service's sources or this script change (a stamp holds their hash). Needs Java 17 and Maven
+# Every version is pinned in tools/flink/*/pom.xml; builds again only when a file under
+# tools/flink or this script changes (a stamp holds their hash). The job service's JUnit tests
+# run on each build. Needs Java 17 and Maven
 # 3.8 (`apt-get install openjdk-17-jdk-headless maven`); about a minute and 210 MB of downloads
 # from an empty ~/.m2. The default local engine never needs it.
 # Usage: bash scripts/flink.sh        (prints the job server jar's path)
@@ -22,7 +23,7 @@ for tool in java mvn; do
   fi
 done
 hash=$(
-  cd "$root" && find tools/flink -type f \( -name pom.xml -o -name '*.java' \) | LC_ALL=C sort \
+  cd "$root" && find tools/flink -type f -not -path '*/target/*' | LC_ALL=C sort \
     | xargs sha256sum | cat - scripts/flink.sh | sha256sum | cut -d' ' -f1
 )
 if [ -f "$jar" ] && [ -d "$out/lib" ] && [ "$(cat "$stamp" 2>/dev/null || true)" = "$hash" ]; then
@@ -33,8 +34,9 @@ echo "[corpusforge] building the Flink job server and cluster classpath into $ou
 mkdir -p "$out"
 rm -f "$stamp"
 mvn=(mvn -B -q --no-transfer-progress)
-# 1. Our job service, installed into the local Maven repository, where the runner's
-#    dependency tree looks for org.apache.beam:beam-runners-java-job-service:2.70.0.
+# 1. Our job service, tested (JUnit 5, its src/test) and installed into the local Maven
+#    repository, where the runner's dependency tree looks for
+#    org.apache.beam:beam-runners-java-job-service:2.70.0.
 "${mvn[@]}" -f "$tools/job-service/pom.xml" install
 # 2. The runner and its dependencies shaded into one jar (main class FlinkJobServerDriver).
 "${mvn[@]}" -f "$tools/job-server/pom.xml" package

@@ -13,6 +13,7 @@ import org.apache.beam.model.jobmanagement.v1.JobApi.JobStateEvent;
 import org.apache.beam.model.pipeline.v1.RunnerApi;
 import org.apache.beam.runners.fnexecution.provisioning.JobInfo;
 import org.apache.beam.sdk.PipelineResult;
+import org.apache.beam.vendor.grpc.v1p69p0.com.google.protobuf.Struct;
 import org.apache.beam.vendor.grpc.v1p69p0.com.google.protobuf.Timestamp;
 import org.apache.beam.vendor.guava.v32_1_2_jre.com.google.common.util.concurrent.FutureCallback;
 import org.apache.beam.vendor.guava.v32_1_2_jre.com.google.common.util.concurrent.Futures;
@@ -35,6 +36,7 @@ public class JobInvocation {
   private final ListeningExecutorService executorService;
   private final RunnerApi.Pipeline pipeline;
   private final PortablePipelineRunner runner;
+  private final Consumer<Struct> cancelOnCluster;
 
   private final List<JobStateEvent> stateHistory = new ArrayList<>();
   private final List<JobMessage> messageHistory = new ArrayList<>();
@@ -55,10 +57,24 @@ public class JobInvocation {
       ListeningExecutorService executorService,
       RunnerApi.Pipeline pipeline,
       PortablePipelineRunner runner) {
+    this(jobInfo, executorService, pipeline, runner, FlinkClusterJob::cancelQuietly);
+  }
+
+  /**
+   * As above, with {@code cancelOnCluster} given the job's options when a running job is
+   * cancelled (tests give their own).
+   */
+  JobInvocation(
+      JobInfo jobInfo,
+      ListeningExecutorService executorService,
+      RunnerApi.Pipeline pipeline,
+      PortablePipelineRunner runner,
+      Consumer<Struct> cancelOnCluster) {
     this.jobInfo = jobInfo;
     this.executorService = executorService;
     this.pipeline = pipeline;
     this.runner = runner;
+    this.cancelOnCluster = cancelOnCluster;
   }
 
   /** Start the job on the invoker's threads; it may be started once. */
@@ -77,13 +93,31 @@ public class JobInvocation {
     Futures.addCallback(run, new Outcome(), MoreExecutors.directExecutor());
   }
 
-  /** Cancel the job if it has not ended; its state becomes {@code CANCELLED}. */
-  public synchronized void cancel() {
+  /**
+   * Cancel the job if it has not ended; its state becomes {@code CANCELLED}. A job that runs on
+   * a Flink cluster is cancelled there too ({@link FlinkClusterJob}): the runner's thread,
+   * interrupted, stops waiting for it but would leave it running.
+   */
+  public void cancel() {
+    boolean running;
+    synchronized (this) {
+      if (isTerminal(state)) {
+        return;
+      }
+      LOG.info("Cancelling job invocation {}", getId());
+      setState(JobState.Enum.CANCELLING);
+      running = run != null && result == null;
+    }
+    if (running) { // outside the lock: the cluster may take seconds to answer
+      cancelOnCluster.accept(jobInfo.pipelineOptions());
+    }
+    stopRunner();
+  }
+
+  private synchronized void stopRunner() {
     if (isTerminal(state)) {
       return;
     }
-    LOG.info("Cancelling job invocation {}", getId());
-    setState(JobState.Enum.CANCELLING);
     if (result != null) {
       try {
         result.cancel();
@@ -239,7 +273,7 @@ public class JobInvocation {
     @Override
     public void onFailure(Throwable error) {
       synchronized (JobInvocation.this) {
-        if (error instanceof CancellationException) {
+        if (error instanceof CancellationException || state == JobState.Enum.CANCELLING) {
           LOG.info("Job {} was cancelled", getId());
           setState(JobState.Enum.CANCELLED);
           return;

@@ -113,6 +113,7 @@ public abstract class JobServerDriver implements Runnable {
     try {
       GrpcFnServer<InMemoryJobService> server = start();
       Runtime.getRuntime().addShutdownHook(new Thread(this::stop, "job-server-shutdown"));
+      ParentWatch.startIfAsked(this::endWithParent);
       server.getServer().awaitTermination();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -121,6 +122,17 @@ public abstract class JobServerDriver implements Runnable {
     } finally {
       stop();
     }
+  }
+
+  /**
+   * The process that started this job server has exited ({@link ParentWatch}): cancel every job
+   * it runs, on the cluster too, and exit. No one is left to wait for them or to use what they
+   * write.
+   */
+  private void endWithParent() {
+    LOG.warn("Cancelling every job of this job server and exiting: its starter has exited");
+    stop();
+    System.exit(1);
   }
 
   /** Start the artifact staging and job services; returns the job service's server. */
