@@ -54,6 +54,10 @@ JAVA_17_FLAGS = (
 )  # fmt: skip
 """Flink's usual module flags on Java 17: without them a streaming job fails with
 ``InaccessibleObjectException`` (``scripts/flink-cluster.sh`` gives its JVMs the same)."""
+EXIT_WITH_PARENT = "-Dcorpusforge.job-server.exit-with-parent=true"
+"""Given to a job server the build starts: it watches the build's process and, once that has
+exited (even by SIGKILL), cancels its jobs, on the cluster too, and exits
+(``tools/flink/job-service``'s ``ParentWatch``). A job server started by hand has no such flag."""
 _REPO = Path(__file__).resolve().parents[2]
 STALL_SECONDS = 600.0
 """How long a job on a cluster may show no progress (no vertex's status, records or bytes in
@@ -152,7 +156,8 @@ def configure(options: PipelineOptions) -> None:
     # else ``[auto]`` (Beam's default) lets the running job server use its own --flink-master
     server = options.view_as(JobServerOptions)
     given = list(server.job_server_jvm_properties or [])
-    server.job_server_jvm_properties = [*given, *(f for f in JAVA_17_FLAGS if f not in given)]
+    ours = (*JAVA_17_FLAGS, EXIT_WITH_PARENT)
+    server.job_server_jvm_properties = [*given, *(f for f in ours if f not in given)]
     if not portable.environment_type:
         portable.environment_type = "LOOPBACK"
     cloud = options.view_as(GoogleCloudOptions)
