@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
 from typing import Any, TypeVar, cast
@@ -114,11 +115,9 @@ class WorkerPool:
                 process.join()
         # A worker killed while it sent a result leaves the executor's reader waiting for the
         # rest; with every worker gone, closing this process's end of the pipe ends the wait.
-        # The executor has no public way to this pipe (3.14's terminate_workers does not wait
-        # for its reader), so a private field it is, looked up with care.
-        results = getattr(self._executor, "_result_queue", None)
-        if results is not None:
-            results._writer.close()
+        writer = results_writer(self._executor)
+        if writer is not None:
+            writer.close()
         self._executor.shutdown(wait=True, cancel_futures=True)
 
 
@@ -190,6 +189,24 @@ class _Made:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._context, name)
+
+
+def results_writer(executor: ProcessPoolExecutor) -> Connection | None:
+    """This process's write end of the pipe on which ``executor``'s workers send their
+    results (``None`` once the executor has let it go, at its shutdown).
+
+    Private to :mod:`concurrent.futures`: the executor's ``_result_queue``, a
+    ``SimpleQueue``, and its ``_writer`` (both so named from Python 3.9 to 3.13). No public
+    way leads there: the executor takes a context, not a queue; the queue's ``close()``
+    closes the reader too, under the executor's own thread reading it; and Python 3.14's
+    ``terminate_workers`` does not end that read. ``test_dying_workers.py`` fails if either
+    name changes.
+
+    Args:
+        executor: the process pool.
+    """
+    queue = getattr(executor, "_result_queue", None)
+    return None if queue is None else cast(Connection, queue._writer)
 
 
 def dead_worker(worker: str, processes: Sequence[BaseProcess]) -> WorkerDied | None:
