@@ -51,6 +51,8 @@ from pathlib import Path
 
 import _builds
 
+from corpusforge.heap import worker_environment
+
 REPO = Path(__file__).resolve().parents[1]
 CORES = 2
 SAMPLE_SECONDS = 0.5
@@ -191,14 +193,15 @@ def _cmdline(pid: int) -> bytes:
 
 @contextmanager
 def worker_pool() -> Iterator[tuple[str, int]]:
-    """Beam's worker pool with this venv first on ``PATH``; (address, pid)."""
+    """Beam's worker pool with this venv first on ``PATH`` and glibc's heap settings
+    (``heap.WORKER_ENV``, inherited by its workers); (address, pid)."""
     with socket.socket() as s:
         s.bind(("localhost", 0))
         port = int(s.getsockname()[1])
     command = [sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main"]
     proc = subprocess.Popen(
         [*command, f"--service_port={port}"],
-        env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=worker_environment(ENV), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60

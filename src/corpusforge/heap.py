@@ -15,6 +15,12 @@ MALLOC_TRIM_THRESHOLD_=131072`` in the environment would, which also turns glibc
 of them off. The DoFns that run in Beam workers call it from ``setup``, so it holds on every
 runner and environment (LOOPBACK, EXTERNAL pools, containers) whatever started the process.
 It never changes what a pipeline computes. Elsewhere than glibc it does nothing.
+
+A worker that runs none of our DoFns (Beam's own reads, shuffles and writes in a stage of its
+own) never calls it, so every process we start to start SDK workers (a Beam worker pool:
+``EXTERNAL`` workers in the tests and benchmarks, the worker-pool sidecar of
+``deploy/flink``) carries :data:`WORKER_ENV` from the start, and the workers it starts inherit
+it. ``LOOPBACK`` workers are threads of the build itself.
 """
 
 from __future__ import annotations
@@ -22,10 +28,17 @@ from __future__ import annotations
 import ctypes
 import sys
 import threading
+from collections.abc import Mapping
 
 THRESHOLD_BYTES = 128 * 1024
 """Blocks of this size or more are mapped apart and unmapped when freed; free memory above
 this much at an arena's top is given back."""
+
+WORKER_ENV = {
+    "MALLOC_MMAP_THRESHOLD_": str(THRESHOLD_BYTES),
+    "MALLOC_TRIM_THRESHOLD_": str(THRESHOLD_BYTES),
+}
+"""glibc's own spelling of :func:`bound_worker_heap`, read when a process starts."""
 
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
@@ -62,3 +75,15 @@ def _apply() -> bool:
     taken = [mallopt(option, THRESHOLD_BYTES) for option in (_M_MMAP_THRESHOLD, _M_TRIM_THRESHOLD)]
     malloc_trim(0)
     return taken == [1, 1]
+
+
+def worker_environment(base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` with :data:`WORKER_ENV`: the environment to start a Beam worker pool with.
+
+    Args:
+        base: the environment the pool would get otherwise.
+
+    Returns:
+        A new mapping; ``base`` is not changed.
+    """
+    return {**base, **WORKER_ENV}

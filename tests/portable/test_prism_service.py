@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from corpusforge.heap import worker_environment
 from corpusforge.inspect.validate import validate_release
 from corpusforge.prism import PrismNotFoundError, locate_prism
 from corpusforge.synth.twitter import write_synthetic_archive
@@ -59,8 +60,10 @@ def _wait_for(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
 
 
 @contextmanager
-def _service(command: list[str], port: int, what: str) -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(command, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def _service(
+    command: list[str], port: int, what: str, env: dict[str, str] = ENV
+) -> Iterator[subprocess.Popen[bytes]]:
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait_for(port, proc, what)
         yield proc
@@ -85,7 +88,7 @@ def _worker_pool() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
         sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main",
         f"--service_port={port}",
     ]  # fmt: skip
-    with _service(command, port, "the Beam worker pool") as proc:
+    with _service(command, port, "the Beam worker pool", worker_environment(ENV)) as proc:
         yield f"localhost:{port}", proc
 
 
