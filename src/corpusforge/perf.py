@@ -36,7 +36,6 @@ import dataclasses
 import gzip
 import json
 import math
-import multiprocessing
 import os
 import resource
 import statistics
@@ -44,7 +43,6 @@ import tempfile
 import time
 import zipfile
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,7 +50,9 @@ from typing import Any
 import orjson
 
 from corpusforge.config.runner import Runner
-from corpusforge.local.machine import default_workers, process_context
+from corpusforge.isolated import in_fresh_process
+from corpusforge.local.machine import default_workers
+from corpusforge.local.workers import worker_pool
 
 MONTH_LINES = 140_000_000
 FLINK_MASTER_ENV = "CORPUSFORGE_FLINK_MASTER"
@@ -128,8 +128,9 @@ def ceiling(archive: str, share: int = 0, shares: int = 1) -> int:
 def parallel_ceiling(archive: str, workers: int) -> int:
     """:func:`ceiling` on ``workers`` processes, member ``i`` to process ``i % workers``;
     lines seen, once the last process has ended."""
-    with process_context().Pool(workers) as pool:
-        return sum(pool.starmap(ceiling, [(archive, i, workers) for i in range(workers)]))
+    with worker_pool("a ceiling process", workers) as pool:
+        shares = [pool.submit(ceiling, archive, i, workers) for i in range(workers)]
+        return sum(pool.result(share) for share in shares)
 
 
 def extract_functions(archive: str, bz2_threads: int = 2) -> int:
@@ -303,16 +304,9 @@ def measure(
     unit: str,
     runs: int,
 ) -> Measurement:
-    """Run ``fn(*args)`` ``runs`` times, each in a fresh process; the median figures.
-
-    The process is an executor's, not a ``multiprocessing.Pool``'s: a pool's are daemons,
-    which may not start the processes of the parallel ceiling or of the local engine.
-    """
-    ctx = multiprocessing.get_context("spawn")
-    results = []
-    for _ in range(runs):
-        with ProcessPoolExecutor(1, mp_context=ctx) as pool:
-            results.append(pool.submit(_timed, fn, args).result())
+    """Run ``fn(*args)`` ``runs`` times, each in a fresh process (which Ctrl-C stops with
+    the bench: :func:`corpusforge.isolated.in_fresh_process`); the median figures."""
+    results = [in_fresh_process(_timed, fn, args) for _ in range(runs)]
     seconds = statistics.median(r[0] for r in results)
     peak = statistics.median(r[2] for r in results)
     return Measurement(stage, seconds, results[0][1], unit, peak, runs)

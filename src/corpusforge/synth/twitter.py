@@ -58,10 +58,11 @@ names callers use.
 
 from __future__ import annotations
 
-import multiprocessing
+import contextlib
 import os
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from concurrent.futures import Future
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -182,14 +183,22 @@ def write_synthetic_archive(
     names: list[str] = []
     multistream: list[str] = []
     raw_total = 0
-    sink = ZipSink(out) if layout == "zip-2020" else TarSink(out, gz=layout == "tar-gz")
-    with sink:
-        for job, (raw_len, payload, streams) in _rendered(cfg, planner.members(), procs):
-            sink.add(job.name, job.minute, payload)
-            names.append(job.name)
-            if streams > 1:
-                multistream.append(job.name)
-            raw_total += raw_len
+    # Written aside and renamed into place, so that an interrupted run never leaves a
+    # truncated archive under the name (a bench reuses an archive it finds there).
+    partial = out.with_name(f".{out.name}.partial")
+    try:
+        sink = ZipSink(partial) if layout == "zip-2020" else TarSink(partial, gz=layout == "tar-gz")
+        rendered = _rendered(cfg, planner.members(), procs)
+        with sink, contextlib.closing(rendered):  # closed: its workers stopped, on any exit
+            for job, (raw_len, payload, streams) in rendered:
+                sink.add(job.name, job.minute, payload)
+                names.append(job.name)
+                if streams > 1:
+                    multistream.append(job.name)
+                raw_total += raw_len
+        os.replace(partial, out)
+    finally:
+        partial.unlink(missing_ok=True)
     result = planner.truth(out.name, names, multistream, raw_total)
     if truth:
         truth_path(out).write_bytes(result.to_json())
@@ -198,21 +207,26 @@ def write_synthetic_archive(
 
 def _rendered(
     cfg: SynthConfig, jobs: Iterator[MemberJob], procs: int
-) -> Iterator[tuple[MemberJob, tuple[int, bytes, int]]]:
-    """Render and compress members, in ``procs`` processes, yielding them in order."""
+) -> Generator[tuple[MemberJob, tuple[int, bytes, int]], None, None]:
+    """Render and compress members, in ``procs`` processes, yielding them in order.
+
+    The processes are the local engine's (:func:`corpusforge.local.workers.worker_pool`):
+    Ctrl-C is left to this process, which stops them on its way out, and a worker that dies
+    ends the run in one line. At most ``2 * procs`` members are in flight.
+    """
     if procs == 1:
         for job in jobs:
             yield job, render_member((cfg, job))
         return
-    pending: deque[MemberJob] = deque()  # planned in the pool's feeder thread
+    from corpusforge.local.workers import worker_pool
 
-    def tasks() -> Iterator[tuple[SynthConfig, MemberJob]]:
+    with worker_pool("a synthetic archive worker", procs) as pool:
+        flight: deque[tuple[MemberJob, Future[tuple[int, bytes, int]]]] = deque()
         for job in jobs:
-            pending.append(job)
-            yield cfg, job
-
-    methods = multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-    with ctx.Pool(procs) as pool:
-        for result in pool.imap(render_member, tasks()):
-            yield pending.popleft(), result
+            flight.append((job, pool.submit(render_member, (cfg, job))))
+            if len(flight) == 2 * procs:
+                first, future = flight.popleft()
+                yield first, pool.result(future)
+        while flight:
+            first, future = flight.popleft()
+            yield first, pool.result(future)
