@@ -111,16 +111,31 @@ def run(args: list[str]) -> dict[str, float]:
 
 
 class Remembered:
-    """An encoder that embeds each text once: the teacher, scored beside every model."""
+    """An encoder that embeds each text once: the teacher, scored beside every model.
 
-    def __init__(self, encoder: Any) -> None:
-        self.encoder = encoder
+    Its embeddings are kept in ``store`` (``.npz``) for the next run on the same ``--work``;
+    the teacher is loaded only for texts not there.
+    """
+
+    def __init__(self, folder: str, store: Path) -> None:
+        self.folder = folder
+        self.store = store
+        self.encoder: Any = None
         self.rows: dict[str, np.ndarray] = {}
+        if store.is_file():
+            with np.load(store) as saved:
+                self.rows = dict(zip(saved["texts"].tolist(), saved["rows"], strict=True))
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         new = [text for text in dict.fromkeys(texts) if text not in self.rows]
         if new:
+            from corpusforge.train.models import load_encoder
+
+            self.encoder = self.encoder or load_encoder(self.folder)
             self.rows.update(zip(new, self.encoder.encode(new), strict=True))
+            np.savez(
+                self.store, texts=np.array(list(self.rows)), rows=np.stack(list(self.rows.values()))
+            )
         return np.stack([self.rows[text] for text in texts])
 
 
@@ -248,9 +263,7 @@ def main() -> None:
         for loss in args.fast_losses:
             extra = ["--teacher", teacher] if loss == "mse" else []
             jobs[f"fast-{loss}-{label}"] = [*fast, "--loss", loss, *extra]
-    from corpusforge.train.models import load_encoder
-
-    remembered = Remembered(load_encoder(teacher))
+    remembered = Remembered(teacher, work / "teacher-scored.npz")
     results: dict[str, Any] = {"teacher": {"cost": None, **score("teacher", remembered, tsv, opus)}}
     for name, extra in jobs.items():
         out = work / "models" / name
