@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -26,14 +26,13 @@ from corpusforge.pairing.candidates import (
     Candidate,
     Dropped,
     PairRules,
-    bitext_candidate,
     cap_rank,
     paraphrase_candidate,
 )
+from corpusforge.pairing.columns import RawPairs, bitext_block
 from corpusforge.pairing.rejects import rejected_row
 from corpusforge.schemas import SchemaRef, arrow_schema
 from corpusforge.sinks.shards import placement
-from corpusforge.sources.opus.records import RawPair
 from corpusforge.sources.paranmt.parse import RawParaphrase
 from corpusforge.text.langid import LanguageIdentifier
 
@@ -94,61 +93,81 @@ def _start_worker(job: PairJob) -> None:
     _worker["lid"] = LanguageIdentifier.load(job.lid_model)
 
 
-_RULES: dict[str, tuple[Callable[..., Candidate | Dropped], Callable[..., Any]]] = {
-    "bitext": (bitext_candidate, RawPair),
-    "paraphrase": (paraphrase_candidate, RawParaphrase),
-}
-"""Each job kind's candidate rule, and the raw pair it takes."""
-
-
-def _filter_batch(
-    batch: list[tuple[Any, ...]],
-) -> tuple[pa.Table, Counter[CountKey], list[tuple[str, dict[str, Any]]]]:
+def _filter_batch(batch: list[tuple[Any, ...]]) -> Filtered:
     """A batch of raw pairs (their fields) -> their candidates as a table, the filter's
     counts, and with ``keep_rejected`` the ``(group, rejected row)`` of each pair dropped."""
     job: PairJob = _worker["job"]
     lid: LanguageIdentifier = _worker["lid"]
-    rule, raw_of = _RULES[job.kind]
+    if job.kind == "bitext":
+        return _filter_bitext(job, lid, batch)
     counts: Counter[CountKey] = Counter()
     kept: list[Candidate] = []
     rejected: list[tuple[str, dict[str, Any]]] = []
     for fields in batch:
-        result = rule(raw_of(*fields), job.rules, lid)
+        result = paraphrase_candidate(RawParaphrase(*fields), job.rules, lid)
         counts[("cand", result.dataset, result.group)] += 1
         if isinstance(result, Dropped):
-            counts[("drop", result.dataset, result.group, str(result.reason))] += 1
-            if job.keep_rejected:
-                rejected.append((result.group, rejected_row(result, job.rules, lid)))
+            _count_drop(job, lid, result, counts, rejected)
         else:
             kept.append(result)
-    return _table(job, kept), counts, rejected
+    return _table(job, _columns(job, kept)), counts, rejected
 
 
-def _table(job: PairJob, kept: list[Candidate]) -> pa.Table:
-    schema = _candidate_schema(job.pair_schema)
-    names = schema.names[: -len(META)]
-    seed = job.seed
+def _filter_bitext(job: PairJob, lid: LanguageIdentifier, batch: list[tuple[Any, ...]]) -> Filtered:
+    """:func:`_filter_batch` of bitext pairs: the rule over the batch as a block, its kept
+    pairs taken by column (:func:`~corpusforge.pairing.columns.bitext_block`)."""
+    block = bitext_block(RawPairs.of_fields(batch), job.rules, lid)
+    tallied = Counter(zip(block.pairs.dataset, block.group, strict=True))
+    counts: Counter[CountKey] = Counter({("cand", *key): n for key, n in tallied.items()})
+    rejected: list[tuple[str, dict[str, Any]]] = []
+    for dropped in block.dropped():
+        _count_drop(job, lid, dropped, counts, rejected)
+    return _table(job, block.columns()), counts, rejected
+
+
+def _count_drop(
+    job: PairJob,
+    lid: LanguageIdentifier,
+    dropped: Dropped,
+    counts: Counter[CountKey],
+    rejected: list[tuple[str, dict[str, Any]]],
+) -> None:
+    counts[("drop", dropped.dataset, dropped.group, str(dropped.reason))] += 1
+    if job.keep_rejected:
+        rejected.append((dropped.group, rejected_row(dropped, job.rules, lid)))
+
+
+def _columns(job: PairJob, kept: list[Candidate]) -> dict[str, list[Any]]:
+    """Candidates by column: their rows' (the schema's) and :data:`META`'s first seven."""
+    names = _candidate_schema(job.pair_schema).names[: -len(META)]
     # column by column: a tuple per row and their transposition cost more than the rows
     rows = [c.row for c in kept]
     orders = [c.order for c in kept]
-    columns: list[list[Any]] = [[row[name] for row in rows] for name in names]
-    columns += [
-        [c.dataset for c in kept],
-        [c.group for c in kept],
-        [c.dedup for c in kept],
-        [order[1] for order in orders],
-        [order[2] for order in orders],
-        [order[3] for order in orders],
-        [order[4] if len(order) > 4 else 0 for order in orders],
-        [cap_rank(seed, c.dataset, c.group, c.dedup)[0] for c in kept]
+    columns: dict[str, list[Any]] = {name: [row[name] for row in rows] for name in names}
+    columns["_dataset"] = [c.dataset for c in kept]
+    columns["_group"] = [c.group for c in kept]
+    columns["_dedup"] = [c.dedup for c in kept]
+    columns["_file"] = [order[1] for order in orders]
+    columns["_member"] = [order[2] for order in orders]
+    columns["_line"] = [order[3] for order in orders]
+    columns["_part"] = [order[4] if len(order) > 4 else 0 for order in orders]
+    return columns
+
+
+def _table(job: PairJob, columns: dict[str, list[Any]]) -> pa.Table:
+    """The candidate table of ``columns`` (:func:`_columns`), with each row's cap rank and
+    shard placement."""
+    schema = _candidate_schema(job.pair_schema)
+    seed = job.seed
+    datasets, groups, dedups = columns["_dataset"], columns["_group"], columns["_dedup"]
+    columns["_rank"] = (
+        [cap_rank(seed, *key)[0] for key in zip(datasets, groups, dedups, strict=True)]
         if job.ranked
-        else [0] * len(kept),
-        [
-            placement((c.dedup, row["anchor"], row["positive"]))
-            for c, row in zip(kept, rows, strict=True)
-        ],
-    ]
-    arrays = [pa.array(column, type=f.type) for column, f in zip(columns, schema, strict=True)]
+        else [0] * len(dedups)
+    )
+    sort_keys = zip(dedups, columns["anchor"], columns["positive"], strict=True)
+    columns["_place"] = list(map(placement, sort_keys))
+    arrays = [pa.array(columns[f.name], type=f.type) for f in schema]
     return pa.Table.from_arrays(arrays, schema=schema)
 
 

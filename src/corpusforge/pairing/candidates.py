@@ -22,27 +22,24 @@ order for paraphrases), ``order`` (its origin: among copies the smallest is kept
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from corpusforge.keys import seeded_hash
+from corpusforge.pairing.columns import Check, RawPairs, Timed, bitext_block
 from corpusforge.pairing.decontam import check_contamination
 from corpusforge.pairing.filters import (
     BitextFilterConfig,
     FilterReason,
     LanguageFilterConfig,
     ParaphraseFilterConfig,
-    check_bitext_length,
     check_paraphrase_length,
     check_paraphrase_score,
     check_trigram_overlap,
     language_reason,
     pair_key,
-    token_count,
 )
-from corpusforge.pairing.noise import check_bitext_noise
-from corpusforge.sources.opus.records import ENGLISH, RawPair, bitext_row
+from corpusforge.sources.opus.records import ENGLISH, RawPair
 from corpusforge.sources.paranmt.parse import RawParaphrase, paraphrase_row
 from corpusforge.text.clean import CleanProfile, prepare_text
 from corpusforge.text.decontam import Decontaminator
@@ -51,9 +48,6 @@ from corpusforge.text.overlap import trigram_overlap
 
 PARAPHRASE_GROUP = f"{ENGLISH}-{ENGLISH}"
 """The group (language pair) of every ParaNMT pair in counts and rejects."""
-
-Check = Callable[[], FilterReason | None]
-Timed = Callable[[Check], FilterReason | None]
 
 
 def untimed(check: Check) -> FilterReason | None:
@@ -148,7 +142,8 @@ def _languages(
 def bitext_candidate(
     raw: RawPair, rules: PairRules, lid: LanguageIdentifier, timed: Timed = untimed
 ) -> Candidate | Dropped:
-    """A raw translation pair -> a candidate, or why it is dropped.
+    """A raw translation pair -> a candidate, or why it is dropped: the block rule
+    (:func:`~corpusforge.pairing.columns.bitext_block`) on a block of one.
 
     Args:
         raw: the pair as read.
@@ -156,32 +151,8 @@ def bitext_candidate(
         lid: the fastText language identifier.
         timed: runs the language check (the Beam filter times it).
     """
-    assert rules.lengths is not None
-    src = prepare_text(raw.src, rules.profile, rules.lowercase)
-    trg = prepare_text(raw.trg, rules.profile, rules.lowercase)
-    row = bitext_row(raw, src, trg)
-    dataset, group = raw.dataset, f"{row['anchor_lang']}-{row['positive_lang']}"
-    counts = (token_count(row["anchor"]), token_count(row["positive"]))
-    reason = check_bitext_length(row["anchor"], row["positive"], rules.lengths, counts)
-    if reason is None and rules.noise:
-        reason = check_bitext_noise(
-            row["anchor"], row["positive"], row["anchor_lang"], row["positive_lang"], rules.lengths
-        )
-    if reason is None and rules.decontaminator is not None:
-        reason = check_contamination(row["anchor"], row["positive"], rules.decontaminator)
-    predictions: list[tuple[str, float]] = []
-    if reason is None:
-        checked = ((row["anchor"], row["anchor_lang"]), (row["positive"], row["positive_lang"]))
-        reason = timed(lambda: _languages(checked, lid, rules.language, predictions))
-    if reason is not None:
-        return Dropped(reason, dataset, group, raw.key, row)
-    (anchor_lid, anchor_prob), (positive_lid, positive_prob) = predictions
-    row["length_ratio"] = max(counts) / min(counts)
-    row["anchor_lid"], row["anchor_lid_prob"] = anchor_lid, anchor_prob
-    row["positive_lid"], row["positive_lid_prob"] = positive_lid, positive_prob
-    order = (dataset, raw.origin_file, raw.origin_member or "", raw.origin_line, raw.origin_part)
-    dedup = pair_key(row["anchor"], row["positive"])
-    return Candidate(order, raw.key, dedup, dataset, group, row)
+    (result,) = bitext_block(RawPairs.of([raw]), rules, lid, timed).results()
+    return result
 
 
 def paraphrase_candidate(

@@ -1,0 +1,127 @@
+"""The Python a bitext pair costs in a filter worker, fastText's answers replayed (issue 38).
+
+    .venv/bin/python benchmarks/bench_filter_stage.py --pairs 102400 --runs 3 --tree . --tree /tmp/base
+    .venv/bin/python benchmarks/bench_filter_stage.py --pairs 102400 --profile
+
+The first ``--pairs`` lines of ``bench_opusfilter.py``'s input (Tatoeba de-en, every line
+distinct) go, in batches of the engine's size, through ``local.bitext_filter._filter_batch``
+in one process, with the default rules of ``corpusforge bitext build``. fastText is not
+called: every text's prediction is recorded once from the real model (in this process,
+before timing) and the worker's identifier answers from that dict, so that the figure is the
+Python around fastText and its 2 × 6-12 µs a pair does not bury a change. Each ``--tree`` is
+run in a fresh process with its ``src`` first on the path, the trees alternating (A B A B);
+CPU is ``time.process_time`` over all batches after one warm-up batch. Every tree must give
+the same tables and counts: the script prints a digest of each run's output to compare.
+``--profile`` prints cProfile's top functions of one run of this checkout instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BATCH = 2_048
+
+
+def _run(pairs: int, profile: bool) -> None:
+    """One timed run in this process (the tree is whatever ``corpusforge`` imports)."""
+    import cProfile
+    import pstats
+    import time
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from bench_opusfilter import write_input
+
+    from corpusforge.local import bitext_filter as bf
+    from corpusforge.pairing.candidates import PairRules
+    from corpusforge.pairing.filters import BitextFilterConfig, LanguageFilterConfig
+    from corpusforge.schemas import BITEXT
+    from corpusforge.text.langid import LanguageIdentifier
+
+    with tempfile.TemporaryDirectory(prefix="bench-filter-") as folder:
+        de_path, en_path = write_input(Path(folder), pairs)
+        de = de_path.read_text(encoding="utf-8").splitlines()
+        en = en_path.read_text(encoding="utf-8").splitlines()
+    fields = [
+        (d, e, "de", "en", "bench", "bench.de-en.de", None, i + 1, 0, None)
+        for i, (d, e) in enumerate(zip(de, en, strict=True))
+    ]
+    job = bf.PairJob(
+        "bitext",
+        PairRules(LanguageFilterConfig(), BitextFilterConfig()),
+        None,
+        42,
+        None,
+        BITEXT,
+        250_000,
+    )
+    bf._start_worker(job)
+    real = bf._worker["lid"]
+    answers: dict[str, list[tuple[float, str]]] = {}
+
+    def record(line: str) -> list[tuple[float, str]]:
+        answer = answers.get(line)
+        if answer is None:
+            answer = answers[line] = real._predict_line(line)
+        return answer
+
+    recorder = LanguageIdentifier(real.model_path, real.requested, record)
+    bf._worker["lid"] = recorder
+    batches = [fields[i : i + BATCH] for i in range(0, len(fields), BATCH)]
+    for batch in batches:  # record every answer (and warm up)
+        bf._filter_batch(batch)
+    bf._worker["lid"] = LanguageIdentifier(real.model_path, real.requested, answers.__getitem__)
+    profiler = cProfile.Profile(time.process_time) if profile else None
+    digest = hashlib.sha256()
+    start = time.process_time()
+    if profiler is not None:
+        profiler.enable()
+    results = [bf._filter_batch(batch) for batch in batches]
+    if profiler is not None:
+        profiler.disable()
+    cpu = time.process_time() - start
+    for table, counts, rejected in results:
+        digest.update(repr((table.to_pydict(), sorted(counts.items()), rejected)).encode())
+    print(f"{cpu / pairs * 1e6:.2f} {digest.hexdigest()[:16]}", flush=True)
+    if profiler is not None:
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", type=int, default=102_400)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--tree", action="append", default=[], help="a checkout (default: this)")
+    parser.add_argument("--profile", action="store_true", help="cProfile one run of this tree")
+    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one or args.profile:
+        _run(args.pairs, args.profile)
+        return
+    trees = args.tree or [str(REPO)]
+    figures: dict[str, list[float]] = {tree: [] for tree in trees}
+    for i in range(args.runs):
+        for tree in trees:
+            env = {**os.environ, "PYTHONPATH": str(Path(tree).resolve() / "src")}
+            command = [sys.executable, __file__, "--one", "--pairs", str(args.pairs)]
+            out = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
+            us, digest = out.stdout.split()
+            figures[tree].append(float(us))
+            load = os.getloadavg()[0]
+            print(f"run {i + 1}, {tree}: {us} us CPU a pair, output {digest}, load {load:.1f}")
+    for tree, values in figures.items():
+        print(
+            f"{tree}: median {statistics.median(values):.2f} us a pair "
+            f"({min(values):.2f}-{max(values):.2f}, {len(values)} runs)"
+        )
+
+
+if __name__ == "__main__":
+    main()
