@@ -75,6 +75,7 @@ def in_fresh_process(fn: Callable[..., T], *args: Any, what: str = "a benchmark 
         process.join()  # it exits once it has answered
     finally:
         _stop(process)
+        send.close()  # where start() failed
         receive.close()
     if not ok:
         last = next((line for line in reversed(answer.splitlines()) if line.strip()), "")
