@@ -6,13 +6,18 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from corpusforge.local import bitext_filter
 from corpusforge.pairing.candidates import Candidate, Dropped, PairRules, bitext_candidate
 from corpusforge.pairing.columns import RAW_FIELDS, RawPairs, bitext_block
-from corpusforge.pairing.filters import BitextFilterConfig, FilterReason, LanguageFilterConfig
+from corpusforge.pairing.filters import (
+    BitextFilterConfig,
+    FilterReason,
+    LanguageFilterConfig,
+    bitext_length_reasons,
+)
 from corpusforge.schemas import BITEXT
 from corpusforge.sources.opus.records import RawPair
 from corpusforge.text.langid import LanguageIdentifier
@@ -100,6 +105,9 @@ class CountingIdentifier:
         self.asked.append(text)
         return ("de", 0.9)
 
+    def predict_many(self, texts: list[str]) -> list[tuple[str, float]]:
+        return [self.predict(text) for text in texts]
+
 
 def test_language_id_stops_at_the_first_side_that_fails() -> None:
     lid = CountingIdentifier()
@@ -115,3 +123,60 @@ TEXT = st.text(alphabet=st.sampled_from(list("ab c\t\n\u3000我们試かなカ�
 @given(st.lists(TEXT, max_size=20))
 def test_word_counts_are_word_count_of_each(texts: list[str]) -> None:
     assert word_counts(texts) == [word_count(t) for t in texts]
+
+
+def _length_reason(a: int, p: int, config: BitextFilterConfig) -> FilterReason | None:
+    """The length rule as documented, a pair at a time (what it was before columns)."""
+    if min(a, p) < config.min_tokens or any(
+        limit is not None and n < limit
+        for n, limit in ((a, config.min_anchor_tokens), (p, config.min_positive_tokens))
+    ):
+        return FilterReason.BITEXT_TOO_SHORT
+    if max(a, p) > config.max_tokens or any(
+        limit is not None and n > limit
+        for n, limit in ((a, config.max_anchor_tokens), (p, config.max_positive_tokens))
+    ):
+        return FilterReason.BITEXT_TOO_LONG
+    ratio = config.max_length_ratio
+    if ratio is not None and max(a, p) >= ratio * min(a, p):
+        return FilterReason.BITEXT_LENGTH_RATIO
+    return None
+
+
+LIMIT = st.none() | st.integers(1, 12)
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 14), st.integers(0, 14)), max_size=30),
+    st.none() | st.sampled_from([1.5, 2, 3.0, 2.999]),
+    LIMIT,
+    LIMIT,
+    LIMIT,
+    LIMIT,
+)
+@example([(2, 4), (3, 9), (4, 7), (1, 5), (11, 5)], 2, None, None, None, None)
+@example([(3, 9), (5, 4), (4, 5), (6, 3)], 3.0, 4, 8, None, 4)
+def test_length_reasons_by_column_are_the_rule(
+    counts: list[tuple[int, int]],
+    ratio: float | None,
+    min_anchor: int | None,
+    max_anchor: int | None,
+    min_positive: int | None,
+    max_positive: int | None,
+) -> None:
+    if min_anchor and max_anchor and max_anchor < min_anchor:
+        min_anchor, max_anchor = max_anchor, min_anchor
+    if min_positive and max_positive and max_positive < min_positive:
+        min_positive, max_positive = max_positive, min_positive
+    config = BitextFilterConfig(
+        2,
+        10,
+        ratio,
+        min_anchor_tokens=min_anchor,
+        max_anchor_tokens=max_anchor,
+        min_positive_tokens=min_positive,
+        max_positive_tokens=max_positive,
+    )
+    anchors, positives = [a for a, _ in counts], [p for _, p in counts]
+    expected = [_length_reason(a, p, config) for a, p in counts]
+    assert bitext_length_reasons(anchors, positives, config) == expected

@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 from corpusforge.pairing.decontam import check_contamination
 from corpusforge.pairing.filters import (
     FilterReason,
-    check_bitext_length,
+    bitext_length_reasons,
     language_reason,
     pair_key,
 )
 from corpusforge.pairing.noise import check_bitext_noise
 from corpusforge.sources.opus.records import RawPair, english_first
-from corpusforge.text.clean import prepare_text
+from corpusforge.text.clean import one_line, prepare_text
 from corpusforge.text.langid import LanguageIdentifier
 from corpusforge.text.lengths import word_counts
 
@@ -204,6 +204,8 @@ class BitextBlock:
 
 
 def _prepared(texts: Sequence[str], rules: PairRules) -> list[str]:
+    if rules.profile is None and not rules.lowercase:
+        return list(map(one_line, texts))  # all prepare_text does then, a call a text less
     return list(map(prepare_text, texts, repeat(rules.profile), repeat(rules.lowercase)))
 
 
@@ -246,7 +248,7 @@ def _languages(
     config = rules.language
     predictions: list[list[tuple[str, float]]] = []
     for texts, langs in ((anchor, anchor_lang), (positive, positive_lang)):
-        predicted = list(map(lid.predict, [texts[i] for i in running]))
+        predicted = lid.predict_many([texts[i] for i in running])
         judged = list(map(language_reason, predicted, [langs[i] for i in running], repeat(config)))
         passing = [reason is None for reason in judged]
         for i, reason in zip(running, judged, strict=True):
@@ -280,10 +282,8 @@ def bitext_block(
     languages = list(zip(anchor_lang, positive_lang, strict=True))
     groups = {langs: f"{langs[0]}-{langs[1]}" for langs in set(languages)}
     group = [groups[langs] for langs in languages]
-    counts = list(zip(word_counts(anchor), word_counts(positive), strict=True))
-    reasons: list[FilterReason | None] = list(
-        map(check_bitext_length, anchor, positive, repeat(lengths), counts)
-    )
+    anchor_counts, positive_counts = word_counts(anchor), word_counts(positive)
+    reasons = bitext_length_reasons(anchor_counts, positive_counts, lengths)
     if rules.noise:
         for i in [i for i, reason in enumerate(reasons) if reason is None]:
             reasons[i] = check_bitext_noise(
@@ -302,7 +302,7 @@ def bitext_block(
     if running:
         (timed or _untimed)(check)
     kept = [i for i, reason in enumerate(reasons) if reason is None]
-    kept_counts = [counts[i] for i in kept]
+    kept_counts = [(anchor_counts[i], positive_counts[i]) for i in kept]
     return BitextBlock(
         pairs,
         anchor,
