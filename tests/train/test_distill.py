@@ -10,7 +10,6 @@ that trains, a cache that is written but not read.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,14 +30,7 @@ from corpusforge.train.models import TransformerEncoder, load_encoder  # noqa: E
 from corpusforge.train.trainer import Loss, TrainConfig, train  # noqa: E402
 from tests.train import TEACHER_DIM, TopicalCorpus, pair_row, write_pairs, write_teacher  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def one_thread(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
 def cipher(sentence: str) -> str:

@@ -6,7 +6,6 @@ Skipped where transformers or that package is missing; nothing is ever downloade
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -23,13 +22,7 @@ from tests.train import write_topical_release  # noqa: E402
 TEXTS = ["A man is playing a flute.", "Ein Mann spielt Flöte, ziemlich lange und laut.", "x"]
 
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
 @pytest.fixture(scope="module")
