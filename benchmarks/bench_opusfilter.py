@@ -4,6 +4,8 @@
     .venv/bin/python benchmarks/bench_opusfilter.py --lines 400000 2000000 --runs 3
     .venv/bin/python benchmarks/bench_opusfilter.py --lines 400000 --tree . --tree /tmp/base --jobs
     .venv/bin/python benchmarks/bench_opusfilter.py --lines 400000 --fasttext /tmp/ft-source
+    .venv/bin/python benchmarks/bench_opusfilter.py --lines 400000 --tree . --tree /tmp/base \
+        --fasttext /tmp/ft-source --no-wheel --jobs 1
 
 Input, written once per size into a temporary folder: a Moses pair ``bench.de-en.de`` /
 ``bench.de-en.en`` from the real Tatoeba deu-eng sample, as ``bench_bitext.py`` writes it
@@ -203,10 +205,13 @@ def main() -> None:
     parser.add_argument(
         "--fasttext", default=None, help="also run each tree with this fasttext-predict build"
     )
+    parser.add_argument(
+        "--no-wheel", action="store_true", help="with --fasttext: only its build, not the wheel"
+    )
     args = parser.parse_args()
     ensure_opusfilter()
     trees = args.tree or [str(REPO)]
-    tools = [f"ours {tree}" for tree in trees]
+    tools = [] if args.no_wheel and args.fasttext else [f"ours {tree}" for tree in trees]
     if args.fasttext is not None:
         tools += [f"ours {tree} {FASTTEXT} {args.fasttext}" for tree in trees]
     tools += [f"opusfilter --n-jobs {jobs}" for jobs in args.jobs]
