@@ -9,11 +9,21 @@ from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
+from corpusforge.local import shards as local_shards
 from corpusforge.local.shards import FrameShards
-from corpusforge.schemas import PAIR, arrow_schema
-from corpusforge.sinks.shards import placement, shard_count, shard_name, shard_of, table_bytes
+from corpusforge.schemas import DEAD_LETTER, PAIR, arrow_schema
+from corpusforge.sinks import shards as sink_shards
+from corpusforge.sinks.shards import (
+    parquet_bytes,
+    placement,
+    shard_count,
+    shard_name,
+    shard_of,
+    table_bytes,
+)
 
 SORT = ["anchor_id", "positive_id", "dataset"]
 
@@ -114,3 +124,48 @@ def test_files_come_back_in_order_and_a_failed_write_fails_close(tmp_path: Path)
     broken.add(str(tmp_path / "not-a-folder" / "all"), _frame(rows, placed=False))
     with pytest.raises(OSError):
         broken.close()
+
+
+def test_a_shard_of_several_row_groups_is_the_whole_table_written_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shard written a row group at a time is byte for byte the sorted shard written
+    whole, as the Beam sink writes it, with a last row group shorter than the others."""
+    monkeypatch.setattr(sink_shards, "ROW_GROUP_SIZE", 16)
+    monkeypatch.setattr(local_shards, "ROW_GROUP_SIZE", 16)
+    rows = _rows(300)
+    writer = FrameShards(PAIR, SORT, 150, str(tmp_path / "spill"), placement="_place")
+    for at in range(0, len(rows), 37):
+        writer.add(str(tmp_path / "out"), _frame(rows[at : at + 37], placed=True))
+    files = writer.close()
+    got = {Path(f["path"]).name: (f["rows"], f["sha256"]) for f in files}
+    assert got == _expected(rows, 150)
+    for f in files:
+        groups = pq.ParquetFile(f["path"]).metadata.num_row_groups
+        assert groups == -(-f["rows"] // 16) > 1
+
+
+def test_nulls_in_the_sort_key_come_first_as_polars_sorts_them(tmp_path: Path) -> None:
+    rows: list[dict[str, object]] = [
+        {
+            "stage": "read",
+            "reason": "bad",
+            "origin_archive": None if i % 3 == 0 else f"a{i % 5}",
+            "origin_member": None,
+            "origin_line": None if i % 4 == 0 else i % 7,
+            "detail": f"d{i}",
+            "excerpt": "x",
+        }
+        for i in range(60)
+    ]
+    sort = ["origin_archive", "origin_line", "detail"]
+    table = pa.Table.from_pylist(rows, schema=arrow_schema(DEAD_LETTER))
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)
+    writer = FrameShards(DEAD_LETTER, sort, 100, str(tmp_path / "spill"))
+    writer.add(str(tmp_path / "out"), frame[30:])
+    writer.add(str(tmp_path / "out"), frame[:30])
+    (written,) = writer.close()
+    expected = frame.sort(sort).to_arrow().cast(arrow_schema(DEAD_LETTER))
+    assert expected.column("origin_archive")[0].as_py() is None
+    assert written["sha256"] == hashlib.sha256(parquet_bytes(expected)).hexdigest()

@@ -92,6 +92,8 @@ class Partitions:
             frame = pl.from_arrow(table)
             assert isinstance(frame, pl.DataFrame)
             del table
+            # polars copied it; Arrow's allocator would keep the freed pages otherwise
+            pa.default_memory_pool().release_unused()
             yield frame
 
 

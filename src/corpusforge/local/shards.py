@@ -6,10 +6,12 @@ destination folder, keeps them in an Arrow file per destination on local disk, a
 row is in (so each destination's row count, and so its number of shards, is known) writes
 each destination's shards by the rules of :mod:`corpusforge.sinks.shards`: a row's shard is
 the seeded hash of its sort key, a shard is sorted by that key and written with the explicit
-schema. Sorting is polars' (strings compare as UTF-8 bytes, which is code-point order, as
+schema. Sorting is Arrow's (strings compare as UTF-8 bytes, which is code-point order, as
 Python compares them), so the files equal those of
 :class:`~corpusforge.sinks.parquet.WriteParquetShards` for the same rows. Memory holds one
-shard at a time (``rows_per_shard`` rows), or one batch of a destination while it is split.
+shard at a time (``rows_per_shard`` rows, as read, unsorted) with its order and one Parquet
+row group of it sorted (:func:`~corpusforge.sinks.shards.write_row_groups`), or one batch of a
+destination while it is split.
 """
 
 from __future__ import annotations
@@ -19,12 +21,21 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.ipc
 
+from corpusforge.local.spill import read_arrow
 from corpusforge.schemas import SchemaRef, arrow_schema
-from corpusforge.sinks.shards import shard_count, shard_name, shard_of, write_table
+from corpusforge.sinks.shards import (
+    ROW_GROUP_SIZE,
+    shard_count,
+    shard_name,
+    shard_of,
+    write_row_groups,
+)
 
 SortKey = Callable[[tuple[Any, ...]], Any]
 KEY_ROWS = 50_000
@@ -76,7 +87,7 @@ class FrameShards:
         """Add ``frame``'s rows (the schema's columns and the sort columns) to ``dest``."""
         if not frame.height:
             return
-        table = frame.select(self._columns).to_arrow()
+        table = self._compact(frame.select(self._columns).to_arrow())
         writer = self._writers.get(dest)
         if writer is None:
             path = os.path.join(self._spill, f"dest-{len(self._paths)}.arrow")
@@ -92,62 +103,86 @@ class FrameShards:
         files: list[dict[str, Any]] = []
         for dest in sorted(self._counts):
             num_shards = shard_count(self._counts[dest], self._rows_per_shard)
-            for shard, frame in enumerate(self._shards(dest, num_shards)):
-                if frame.height:
-                    path = os.path.join(dest, shard_name(shard, num_shards))
-                    # one copy of the shard at a time: each is let go once the next is made
-                    frame = frame.sort(self._sort_columns).select(self._names)
-                    table = frame.to_arrow()
-                    del frame
-                    table = self._typed(table)
-                    files.append(write_table(path, table))
-                    del table
+            # not enumerate(): its reused result tuple would hold a shard while the next is read
+            for shard, table in self._shards(dest, num_shards):
+                path = os.path.join(dest, shard_name(shard, num_shards))
+                files.append(write_row_groups(path, self._schema, self._row_groups(table)))
+                del table
+                # Arrow's allocator (mimalloc) keeps freed pages for reuse; give them back, or
+                # the process holds about one more shard's worth for the rest of the build
+                pa.default_memory_pool().release_unused()
             os.remove(self._paths[dest])
         return files
 
-    def _frames(self, path: str) -> Iterator[pl.DataFrame]:
+    def _row_groups(self, table: pa.Table) -> Iterator[pa.Table]:
+        """``table``'s rows sorted by the sort columns, a Parquet row group at a time, in the
+        schema's columns and types: only the order and one row group are made, never a sorted
+        copy of the shard. Nulls sort first, as in polars; the key is unique, so no tie."""
+        keys = [(c, "ascending", "at_start") for c in self._sort_columns]
+        order = pc.sort_indices(table.select(self._sort_columns), sort_keys=keys)
+        rows = table.select(self._names)
+        pool = pa.default_memory_pool()
+        for at in range(0, len(order), ROW_GROUP_SIZE):
+            yield self._typed(rows.take(order.slice(at, ROW_GROUP_SIZE)))
+            pool.release_unused()
+
+    def _batches(self, path: str) -> Iterator[pa.RecordBatch]:
         with pa.OSFile(path) as source:  # read a batch at a time, not mapped
             reader = pa.ipc.open_file(source)
             for i in range(reader.num_record_batches):
-                frame = pl.from_arrow(reader.get_batch(i))
-                assert isinstance(frame, pl.DataFrame)
-                yield frame
+                yield reader.get_batch(i)
 
-    def _shards(self, dest: str, num_shards: int) -> Iterator[pl.DataFrame]:
-        """``dest``'s rows split into its shards, one shard in memory at a time."""
-        frames = self._frames(self._paths[dest])
+    def _shards(self, dest: str, num_shards: int) -> Iterator[tuple[int, pa.Table]]:
+        """``dest``'s rows split into its shards, ``(shard, its rows)`` for each shard that
+        has rows, one shard in memory at a time."""
         if num_shards == 1:
-            yield pl.concat(list(frames))
+            yield 0, read_arrow(self._paths[dest])
             return
         parts = [f"{self._paths[dest]}.{shard}" for shard in range(num_shards)]
+        for shard in self._split(self._paths[dest], parts):
+            yield shard, read_arrow(parts[shard])
+            os.remove(parts[shard])
+
+    def _split(self, path: str, parts: list[str]) -> list[int]:
+        """The rows of the Arrow file ``path`` -> one Arrow file per shard (``parts``), a
+        batch of ``KEY_ROWS`` at a time; the shards that have rows, in order."""
+        num_shards = len(parts)
         writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
-        for frame in (f.slice(at, KEY_ROWS) for f in frames for at in range(0, f.height, KEY_ROWS)):
+        batches = self._batches(path)
+        for batch in (b.slice(at, KEY_ROWS) for b in batches for at in range(0, len(b), KEY_ROWS)):
             if self._placement:
-                placed = frame.with_columns((pl.col(self._placement) % num_shards).alias("_shard"))
+                place = batch.column(self._placement).to_numpy()
+                shards = (place % np.uint64(num_shards)).astype(np.int64)
             else:
-                keys = zip(*(frame[c].to_list() for c in self._sort_columns), strict=True)
+                keys = zip(*(batch.column(c).to_pylist() for c in self._sort_columns), strict=True)
                 key = self._sort_key or tuple
-                placed = frame.with_columns(
-                    pl.Series("_shard", [shard_of(key(k), num_shards) for k in keys])
-                )
-            for (shard,), part in placed.partition_by("_shard", as_dict=True).items():
-                table = part.drop("_shard").to_arrow()
-                writer = writers.get(int(shard))
+                shards = np.array([shard_of(key(k), num_shards) for k in keys], dtype=np.int64)
+            order = np.argsort(shards, kind="stable")
+            ordered = batch.take(pa.array(order))
+            bounds = np.searchsorted(shards[order], np.arange(num_shards + 1))
+            for s in np.flatnonzero(bounds[1:] > bounds[:-1]).tolist():
+                part = ordered.slice(bounds[s], bounds[s + 1] - bounds[s])
+                writer = writers.get(s)
                 if writer is None:
-                    s = int(shard)
-                    writer = writers[s] = pa.ipc.new_file(parts[s], table.schema)
-                writer.write_table(table)
+                    writer = writers[s] = pa.ipc.new_file(parts[s], part.schema)
+                writer.write_batch(part)
         for writer in writers.values():
             writer.close()
-        for shard, path in enumerate(parts):
-            if shard not in writers:
-                yield pl.DataFrame()
-                continue
-            yield pl.concat(list(self._frames(path)))
-            os.remove(path)
+        return sorted(writers)
+
+    def _compact(self, table: pa.Table) -> pa.Table:
+        """``table`` (as polars made it) with the schema's columns in the schema's types and
+        its other large strings as strings: a shard is read back smaller, and its row groups
+        need no second copy to take the schema's types."""
+        types = {f.name: f.type for f in self._schema}
+        columns = []
+        for name, column in zip(table.column_names, table.columns, strict=True):
+            kind = types.get(name, column.type)
+            columns.append(column.cast(pa.string() if pa.types.is_large_string(kind) else kind))
+        return pa.table(columns, names=table.column_names)
 
     def _typed(self, table: pa.Table) -> pa.Table:
-        """``table`` (the schema's columns, as polars made them) in the schema's types."""
+        """``table`` (the schema's columns) in the schema's types, one chunk a column."""
         return pa.Table.from_arrays(
             [table.column(i).cast(f.type).combine_chunks() for i, f in enumerate(self._schema)],
             schema=self._schema,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import io
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import pyarrow as pa
@@ -22,6 +23,8 @@ from corpusforge.keys import seeded_hasher
 from corpusforge.release import io as release_io
 
 ROW_GROUP_SIZE = 64_000
+_PARQUET: dict[str, Any] = {"compression": "zstd", "write_statistics": True}
+"""How every shard is encoded, whether written whole or a row group at a time."""
 Row = dict[str, Any]
 
 
@@ -52,13 +55,7 @@ def parquet_bytes(table: pa.Table) -> bytes:
     """Serialise ``table`` (its rows in their final order, its schema the explicit one) as
     one zstd Parquet file."""
     buffer = io.BytesIO()
-    pq.write_table(
-        table,
-        buffer,
-        compression="zstd",
-        row_group_size=ROW_GROUP_SIZE,
-        write_statistics=True,
-    )
+    pq.write_table(table, buffer, row_group_size=ROW_GROUP_SIZE, **_PARQUET)
     return buffer.getvalue()
 
 
@@ -76,11 +73,35 @@ def write_table(path: str, table: pa.Table) -> dict[str, Any]:
     """Write ``table`` (its rows in their final order, its schema the explicit one) as one
     Parquet file, atomically (:func:`corpusforge.release.io.write_file_atomically`), and
     describe it (path, rows, bytes, sha256)."""
-    data = parquet_bytes(table)
+    return _written(path, parquet_bytes(table), table.num_rows)
+
+
+def write_row_groups(
+    path: str, schema: pa.Schema, row_groups: Iterable[pa.Table]
+) -> dict[str, Any]:
+    """Write a shard given one row group at a time (each table ``ROW_GROUP_SIZE`` rows of
+    ``schema``, the last fewer, the rows in their final order), atomically, and describe it
+    as :func:`write_table` does.
+
+    The bytes are those :func:`write_table` gives for the row groups' concatenation (each
+    row group is encoded alone either way), but only one row group is held besides the
+    encoded file: how the local engine writes a shard without a sorted copy of it.
+    """
+    buffer = io.BytesIO()
+    rows = 0
+    with pq.ParquetWriter(buffer, schema, **_PARQUET) as writer:
+        for table in row_groups:
+            writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
+            rows += table.num_rows
+            del table  # not held while the next row group is made
+    return _written(path, buffer.getvalue(), rows)
+
+
+def _written(path: str, data: bytes, rows: int) -> dict[str, Any]:
     release_io.write_file_atomically(path, data)
     return {
         "path": path,
-        "rows": table.num_rows,
+        "rows": rows,
         "bytes": len(data),
         "sha256": hashlib.sha256(data).hexdigest(),
     }
