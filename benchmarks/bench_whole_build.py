@@ -8,14 +8,16 @@ ARCHIVE with each tree's sources (this checkout first, then each ``--tree``, its
 on the path), every run in a fresh process. The build's run summary gives the archive's read
 time; the rest of the wall time is the tail (start-up, the merge, the pair stage, reference
 scores, card, commit, exit). Prints every round and, per tree, the medians of the ceiling /
-build ratio, of read / ceiling and of tail / ceiling: on a machine with neighbours the
-ceiling and the reading move together within a round, so ratios are taken per round.
+build ratio, of read / ceiling, of tail / ceiling and of the build's CPU seconds (the command
+and its workers; each round's line also gives the load average): on a machine with neighbours
+the ceiling and the reading move together within a round, so ratios are taken per round.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -37,6 +39,7 @@ def main() -> None:
     trees = [HERE, *args.tree]
     rounds: dict[str, list[dict[str, float]]] = {tree: [] for tree in trees}
     for r in range(args.runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(
             [sys.executable, "-c", CEILING.format(args.workers), args.archive],
@@ -44,17 +47,21 @@ def main() -> None:
             stdout=subprocess.DEVNULL,
         )
         ceiling = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        ceiling_cpu = sum(getattr(after, f) - getattr(before, f) for f in ("ru_utime", "ru_stime"))
         for tree in trees:
-            wall, read = _build(tree, args.archive)
+            wall, read, cpu = _build(tree, args.archive)
             row = {
                 "ratio": ceiling / wall,
                 "read/ceiling": read / ceiling,
                 "tail/ceiling": (wall - read) / ceiling,
+                "cpu s": cpu,
             }
             rounds[tree].append(row)
             print(
                 f"round {r}: {tree}: ceiling {ceiling:.2f} s, build {wall:.2f} s, read "
-                f"{read:.2f} s, tail {wall - read:.2f} s, ratio {row['ratio']:.3f}",
+                f"{read:.2f} s, tail {wall - read:.2f} s, ratio {row['ratio']:.3f}, CPU: "
+                f"ceiling {ceiling_cpu:.2f} s, build {cpu:.2f} s, load {os.getloadavg()[0]:.1f}",
                 flush=True,
             )
     for tree in trees:
@@ -63,10 +70,11 @@ def main() -> None:
         print(f"median of {args.runs}: {tree}: {figures}")
 
 
-def _build(tree: str, archive: str) -> tuple[float, float]:
-    """One build with ``tree``'s sources: its wall time and the archive's read time."""
+def _build(tree: str, archive: str) -> tuple[float, float, float]:
+    """One build with ``tree``'s sources: its wall time, the archive's read time and the CPU
+    seconds of the command and its workers."""
     done = _builds.build(tree, [archive])
-    return done.wall, done.seconds(os.path.basename(archive))
+    return done.wall, done.seconds(os.path.basename(archive)), done.cpu
 
 
 if __name__ == "__main__":
