@@ -11,7 +11,6 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -91,13 +90,16 @@ def point_at(env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("CORPUSFORGE_CACHE", str(tmp_path / "cache"))
 
 
-def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> Any:
-    """``corpusforge ARGS`` in a child process with ``env`` (default: this process's)."""
+def cli(
+    *args: str, env: dict[str, str] | None = None, cwd: Path = REPO, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``corpusforge ARGS`` in a child process with ``env`` (default: this process's), in
+    ``cwd``."""
     base = dict(os.environ if env is None else env)
     base["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), str(REPO)])
     return subprocess.run(
         [sys.executable, "-c", "from corpusforge.cli import main; main()", *args],
-        cwd=REPO,
+        cwd=cwd,
         env=base,
         capture_output=True,
         text=True,
@@ -161,12 +163,17 @@ def _child_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
 
 
-def small_archive(folder: Path) -> Path:
-    """A synthetic 3,000-tweet day archive in ``folder``, as the publish tests build."""
+def small_archive(folder: Path, tweets: int = 3_000) -> Path:
+    """A synthetic day archive in ``folder`` (seed 3), as the publish tests build.
+
+    Args:
+        folder: where it goes, as ``twitter-stream-2021-01-01.zip``.
+        tweets: its tweet lines.
+    """
     from corpusforge.synth.twitter import write_synthetic_archive
 
     path = folder / "twitter-stream-2021-01-01.zip"
-    write_synthetic_archive(path, tweets=3_000, layout="zip-2020", seed=3)
+    write_synthetic_archive(path, tweets=tweets, layout="zip-2020", seed=3)
     return path
 
 

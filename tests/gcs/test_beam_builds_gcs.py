@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from corpusforge.release import objectstore
+from corpusforge.release import reading
 from tests.bitext.test_build_paranmt import write_paranmt
 
 from .conftest import GcsServer, cli
@@ -30,7 +30,7 @@ def parquet_files(folder: Path) -> dict[str, bytes]:
 
 def assert_same_parquet(uri: str, local: Path) -> None:
     assert cli("validate", uri).returncode == 0
-    assert parquet_files(Path(objectstore.local_copy(uri))) == parquet_files(local)
+    assert parquet_files(Path(reading.local_copy(uri))) == parquet_files(local)
 
 
 def build_both(gcs: GcsServer, name: str, args: list[str], tmp_path: Path) -> tuple[str, Path]:

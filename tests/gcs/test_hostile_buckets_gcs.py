@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from corpusforge.release import objectstore
-from corpusforge.synth.twitter import write_synthetic_archive
-from tests.buckets import free_port
+from corpusforge.release import reading
+from tests.buckets import free_port, small_archive
 from tests.s3.test_hostile_buckets_s3 import one_error_line, pointer_doc, readers, run_all
 
 from .conftest import GcsServer, cli, twitter
@@ -29,9 +28,7 @@ V = "20260101T000000Z-0123abcd"
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("in") / "twitter-stream-2021-01-01.zip"
-    write_synthetic_archive(path, tweets=2_000, layout="zip-2020", seed=3)
-    return path
+    return small_archive(tmp_path_factory.mktemp("in"), tweets=2_000)
 
 
 def plant(gcs: GcsServer, bucket: str, key: str, data: bytes) -> None:
@@ -77,7 +74,7 @@ def test_a_key_that_leaves_its_version_is_refused_by_every_reader(
     reader names the object in one line."""
     uri = gcs.bucket("backslash") + "/rel"
     assert cli(*twitter(archive, uri)).returncode == 0
-    prefix = objectstore.current_version(uri, client=gcs.client())["prefix"]
+    prefix = reading.current_version(uri, client=gcs.client())["prefix"]
     key = f"rel/{prefix}pairs\\..\\..\\x"
     plant(gcs, "backslash", key, b"planted")
     for args, done in zip(readers(uri, tmp_path), run_all(readers(uri, tmp_path)), strict=True):

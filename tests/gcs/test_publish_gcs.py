@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from corpusforge.release import objectstore
+from corpusforge.release import objectstore, reading
 from tests.buckets import files, killed_build, racing_builds, small_archive
 
 from .conftest import GcsServer, cli, twitter
@@ -31,11 +31,11 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def pointer(gcs: GcsServer, uri: str) -> dict[str, Any]:
-    return objectstore.current_version(uri, client=gcs.client())
+    return reading.current_version(uri, client=gcs.client())
 
 
 def seed_of(uri: str) -> int:
-    manifest = Path(objectstore.local_copy(uri)).joinpath("manifest.json").read_text()
+    manifest = Path(reading.local_copy(uri)).joinpath("manifest.json").read_text()
     return int(json.loads(manifest)["config"]["seed"])
 
 
@@ -52,7 +52,7 @@ def test_a_gcs_release_holds_the_same_files_as_a_local_one_and_every_reader_read
     names = [blob.name for blob in gcs.client().list_blobs("same")]
     assert "rel/_current.json" in names
     assert all(n == "rel/_current.json" or n.startswith("rel/versions/") for n in names)
-    published = Path(objectstore.local_copy(uri))
+    published = Path(reading.local_copy(uri))
     assert files(published) == files(local)  # byte for byte: parquet, manifest and card
 
     checked = cli("validate", uri)
@@ -134,7 +134,7 @@ def test_two_builds_racing_end_with_one_winner_and_one_clear_error(
     winner_seed = next(seed for seed, (code, _) in zip((1, 2), results, strict=True) if code == 0)
     assert seed_of(uri) == winner_seed
     assert cli("validate", uri).returncode == 0
-    names = [v["version"] for v in objectstore.versions(uri, client=gcs.client())]
+    names = [v["version"] for v in reading.versions(uri, client=gcs.client())]
     assert names == [pointer(gcs, uri)["version"]]  # the loser removed its objects
 
 
@@ -158,7 +158,7 @@ def test_a_stale_pointer_write_is_refused_by_its_generation(
         with pytest.raises(objectstore.ReleaseConflict, match=other.version):
             store.commit()
     assert pointer(gcs, uri)["version"] == other.version
-    names = [v["version"] for v in objectstore.versions(uri, client=gcs.client())]
+    names = [v["version"] for v in reading.versions(uri, client=gcs.client())]
     assert store.version not in names
 
 
@@ -169,7 +169,7 @@ def test_readers_take_a_folder_inside_the_current_version_and_train_on_it(
 
     uri = gcs.bucket("inside") + "/team/rel"
     assert cli(*twitter(archive, uri)).returncode == 0
-    current = Path(objectstore.local_copy(uri))
+    current = Path(reading.local_copy(uri))
     assert local_release_path(f"{uri}/pairs/all") == current / "pairs" / "all"
     refused = cli("train", "--data", f"{uri}-not/pairs/all", "--out", str(tmp_path / "m"))
     assert refused.returncode == 2
@@ -210,7 +210,7 @@ def test_a_beam_build_reads_gs_inputs_and_writes_its_draft_in_the_bucket(
     uri = gcs.bucket("beam") + "/rel"
     done = cli(*from_bucket(twitter(archive, uri), f"{inputs}/{archive.name}"))
     assert done.returncode == 0, done.stderr[-3000:]
-    published = files(Path(objectstore.local_copy(uri)))
+    published = files(Path(reading.local_copy(uri)))
     manifest, local_manifest = (json.loads(f.pop("manifest.json")) for f in (published, expected))
     assert published == expected  # byte for byte: the pairs, the benchmarks, the card
     assert manifest["counts"] == local_manifest["counts"]
@@ -219,7 +219,7 @@ def test_a_beam_build_reads_gs_inputs_and_writes_its_draft_in_the_bucket(
     uri = gcs.bucket("beam-in-bucket") + "/rel"
     done = cli(*from_bucket(twitter(archive, uri), f"{inputs}/{archive.name}"))
     assert done.returncode == 0, done.stderr[-3000:]
-    published = files(Path(objectstore.local_copy(uri)))
+    published = files(Path(reading.local_copy(uri)))
     published.pop("manifest.json")
     assert published == {
         k: v for k, v in expected.items() if k != "README.md" and not k.startswith("card/")

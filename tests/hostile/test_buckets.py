@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from corpusforge.release import bucketnames, objectstore
+from corpusforge.release import bucketnames, objectstore, reading
+from corpusforge.release.bucketnames import Location
 from corpusforge.release.private import private_folder
 from corpusforge.release.publish import ReleaseError
-from corpusforge.release.s3 import Location
 
 V = "20260101T000000Z-0123abcd"
 URI = "s3://b/rel"
@@ -31,7 +31,7 @@ POINTER_URI = "s3://b/rel/_current.json"
 
 def pointer(**changes: Any) -> dict[str, Any]:
     doc = {
-        "format": objectstore.POINTER_FORMAT,
+        "format": reading.POINTER_FORMAT,
         "version": V,
         "prefix": f"versions/{V}/",
         "manifest": f"versions/{V}/manifest.json",
@@ -157,7 +157,7 @@ def folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path
 
 def test_a_version_as_a_build_writes_it_is_copied(folders: tuple[Path, Path]) -> None:
     client = bucket_with({f"{PREFIX}/pairs/a..b.parquet": b"x"})
-    copy = Path(objectstore.local_copy(URI, client=client))
+    copy = Path(reading.local_copy(URI, client=client))
     assert copy.parent.parent == folders[0]
     assert (copy / "pairs" / "a..b.parquet").read_bytes() == b"x"
 
@@ -169,7 +169,7 @@ def test_a_hostile_key_writes_and_deletes_nothing(folders: tuple[Path, Path], ke
     cache, sentinel = folders
     client = bucket_with({key: b"planted", f"{PREFIX}/pairs/x.parquet": b"x"})
     with pytest.raises(ReleaseError, match="a key that leaves its version's folder"):
-        objectstore.local_copy(URI, client=client)
+        reading.local_copy(URI, client=client)
     assert client.downloaded == []  # every key is checked before the first download
     assert (sentinel / "keep.txt").read_text() == "mine"
     assert sorted(p.name for p in sentinel.iterdir()) == ["keep.txt"]
@@ -198,7 +198,7 @@ def test_a_pointer_naming_a_missing_version_names_the_pointer(
     client = bucket_with({})
     del client.objects[f"{PREFIX}/manifest.json"]
     with pytest.raises(ReleaseError) as refused:
-        objectstore.local_copy(URI, client=client)
+        reading.local_copy(URI, client=client)
     assert str(refused.value).startswith(f"{POINTER_URI}: names version {V}, which is not in")
     assert str(folders[0]) not in str(refused.value)
 
@@ -212,7 +212,7 @@ def test_the_folders_default_to_a_private_cache(
     monkeypatch.delenv("CORPUSFORGE_DRAFTS", raising=False)
     monkeypatch.delenv("CORPUSFORGE_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    drafts, cache = Path(objectstore.drafts_root()), Path(objectstore.cache_root())
+    drafts, cache = Path(objectstore.drafts_root()), Path(reading.cache_root())
     assert drafts == tmp_path / "xdg" / "corpusforge" / "drafts"
     assert cache == tmp_path / "xdg" / "corpusforge" / "releases"
     for folder in (drafts, cache, drafts.parent):
@@ -254,7 +254,7 @@ def test_a_folder_another_user_can_write_is_refused(
         monkeypatch.delenv("CORPUSFORGE_DRAFTS", raising=False)
     folder.mkdir(parents=True, mode=0o700)
     spoil(folder)
-    root = objectstore.cache_root if variable == "CORPUSFORGE_CACHE" else objectstore.drafts_root
+    root = reading.cache_root if variable == "CORPUSFORGE_CACHE" else objectstore.drafts_root
     with pytest.raises(ReleaseError) as refused:
         root()
     assert str(refused.value).startswith(f"{folder} (")

@@ -259,7 +259,7 @@ def test_an_altered_extract_in_the_local_copy_of_a_bucket_release_is_extracted_a
 ) -> None:
     """An ``s3://`` build carries the extracts of the local copy of the last version it
     published (under the drafts folder); that copy's manifest vouches for them."""
-    from corpusforge.release import objectstore
+    from corpusforge.release import objectstore, reading
 
     uri = f"{s3.bucket('planted')}/release"
     _build(archive, uri)
@@ -268,7 +268,7 @@ def test_an_altered_extract_in_the_local_copy_of_a_bucket_release_is_extracted_a
     _plant(folder / SHARD)
     _build(archive, uri)
     _warned(caplog, folder, f"{SHARD} changed since it was written (sha256 ")
-    published = Path(objectstore.local_copy(uri))
+    published = Path(reading.local_copy(uri))
     _assert_clean(published, json.loads((published / "manifest.json").read_text()))
 
 
@@ -304,12 +304,12 @@ def test_a_shard_planted_in_a_bucket_version_is_not_carried_into_the_next(
 ) -> None:
     """A draft in the bucket (a distributed runner's) copies the current version's extracts
     on the server; an extra shard planted among them is found before anything is read."""
-    from corpusforge.release import objectstore
+    from corpusforge.release import reading
 
     monkeypatch.setenv("CORPUSFORGE_S3_DRAFT", "bucket")
     uri = f"{s3.bucket('plantedbucket')}/release"
     _build(archive, uri)
-    prefix = "release/" + objectstore.current_version(uri, client=s3.client())["prefix"]
+    prefix = "release/" + reading.current_version(uri, client=s3.client())["prefix"]
     client = s3.client()
     (key,) = [
         o["Key"]
@@ -328,5 +328,5 @@ def test_a_shard_planted_in_a_bucket_version_is_not_carried_into_the_next(
         f"tweets/{extract}: tweets/part-00001-of-00002.parquet is not in its _files.json; "
         "extracting the archive again"
     ]
-    published = Path(objectstore.local_copy(uri))
+    published = Path(reading.local_copy(uri))
     _assert_clean(published, json.loads((published / "manifest.json").read_text()))

@@ -18,11 +18,11 @@ def main() -> None:
     assert sep == "--", "usage: paused_upload.py K PAUSED GO -- CLI_ARGS..."
     uploads = [0]
 
-    from corpusforge.release.s3 import Bucket
+    from corpusforge.release.s3 import S3Bucket
 
-    upload = Bucket.upload
+    upload = S3Bucket.upload
 
-    def pausing(self: Bucket, *args: Any, **kwargs: Any) -> None:
+    def pausing(self: S3Bucket, *args: Any, **kwargs: Any) -> None:
         uploads[0] += 1
         if uploads[0] == int(pause_at):
             Path(paused).touch()
@@ -30,7 +30,7 @@ def main() -> None:
                 time.sleep(0.05)
         upload(self, *args, **kwargs)
 
-    Bucket.upload = pausing  # type: ignore[method-assign]
+    S3Bucket.upload = pausing  # type: ignore[method-assign]
     sys.argv = ["corpusforge", *cli_args]
     from corpusforge.cli import main as cli
 

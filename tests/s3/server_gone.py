@@ -17,17 +17,17 @@ def main() -> None:
     assert sep == "--", "usage: server_gone.py SERVER_PID K -- CLI_ARGS..."
     uploads = [0]
 
-    from corpusforge.release.s3 import Bucket
+    from corpusforge.release.s3 import S3Bucket
 
-    upload = Bucket.upload
+    upload = S3Bucket.upload
 
-    def killing(self: Bucket, *args: Any, **kwargs: Any) -> None:
+    def killing(self: S3Bucket, *args: Any, **kwargs: Any) -> None:
         uploads[0] += 1
         if uploads[0] == int(kill_at):
             os.kill(int(server), signal.SIGKILL)
         upload(self, *args, **kwargs)
 
-    Bucket.upload = killing  # type: ignore[method-assign]
+    S3Bucket.upload = killing  # type: ignore[method-assign]
     sys.argv = ["corpusforge", *cli_args]
     from corpusforge.cli import main as cli
 

@@ -21,10 +21,11 @@ from typing import Any
 
 import pytest
 
-from corpusforge.release import objectstore
+from corpusforge.release import objectstore, reading
+from corpusforge.release.bucketnames import Location
 from corpusforge.release.publish import RELEASE_ENTRIES, ReleaseError
-from corpusforge.release.s3 import Bucket, Location
-from corpusforge.synth.twitter import write_synthetic_archive
+from corpusforge.release.s3 import S3Bucket
+from tests.buckets import small_archive
 
 from .conftest import REPO, SECRET, S3Server, cli, free_port, start_versitygw, stop, twitter
 
@@ -36,9 +37,7 @@ V = "20260101T000000Z-0123abcd"
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("in") / "twitter-stream-2021-01-01.zip"
-    write_synthetic_archive(path, tweets=2_000, layout="zip-2020", seed=3)
-    return path
+    return small_archive(tmp_path_factory.mktemp("in"), tweets=2_000)
 
 
 def readers(uri: str, tmp_path: Path) -> list[tuple[str, ...]]:
@@ -72,7 +71,7 @@ def one_error_line(done: Any) -> str:
 
 def pointer_doc(version: str) -> dict[str, Any]:
     return {
-        "format": objectstore.POINTER_FORMAT,
+        "format": reading.POINTER_FORMAT,
         "version": version,
         "prefix": f"versions/{version}/",
         "manifest": f"versions/{version}/manifest.json",
@@ -82,7 +81,7 @@ def pointer_doc(version: str) -> dict[str, Any]:
 
 
 def current(s3: S3Server, uri: str) -> dict[str, Any]:
-    return objectstore.current_version(uri, client=s3.client())
+    return reading.current_version(uri, client=s3.client())
 
 
 @pytest.mark.parametrize("aim", ["relative", "absolute"])
@@ -224,14 +223,14 @@ def test_prune_spares_a_version_uploading_from_a_machine_behind_and_the_commit_c
     now = current(s3, uri)["version"]
     behind = "20000101T000000Z-0000beef"
     monkeypatch.setattr(objectstore, "new_version_id", lambda: behind)
-    upload = Bucket.upload
+    upload = S3Bucket.upload
 
-    def then_prune(self: Bucket, path: str, key: str) -> None:
+    def then_prune(self: S3Bucket, path: str, key: str) -> None:
         upload(self, path, key)
         if key.endswith(f"{behind}/manifest.json"):  # all uploaded, the pointer not yet
             objectstore.prune(uri, 1, client=s3.client(), grace_hours=grace_hours)
 
-    monkeypatch.setattr(Bucket, "upload", then_prune)
+    monkeypatch.setattr(S3Bucket, "upload", then_prune)
     store = objectstore.ObjectStore(uri, client=s3.client())
     with store.locked():
         _draft_of(store, local)
@@ -243,7 +242,7 @@ def test_prune_spares_a_version_uploading_from_a_machine_behind_and_the_commit_c
             message = str(refused.value)
             assert message.startswith(f"{uri}/versions/{behind}: "), message
             assert message.endswith("; nothing committed"), message
-    listed = [v["version"] for v in objectstore.versions(uri, client=s3.client())]
+    listed = [v["version"] for v in reading.versions(uri, client=s3.client())]
     if grace_hours:
         assert current(s3, uri)["version"] == behind
         assert listed == [behind, now]
@@ -287,7 +286,7 @@ def test_the_skewed_clock_race_of_issue_36(s3: S3Server, archive: Path, tmp_path
             assert build.poll() is None, build.communicate()
             assert time.monotonic() < deadline, "the build never reached its uploads"
             time.sleep(0.1)
-        in_flight = [v["version"] for v in objectstore.versions(uri, client=s3.client())]
+        in_flight = [v["version"] for v in reading.versions(uri, client=s3.client())]
         behind = next(v for v in in_flight if v != first)
         assert behind < first  # its id sorts before the current one
         pruned = cli("versions", uri, "--keep", "1", "--json")
@@ -308,7 +307,7 @@ def test_a_pointer_naming_a_missing_version_names_the_pointer(s3: S3Server, arch
     uri = s3.bucket("missing") + "/rel"
     assert cli(*twitter(archive, uri)).returncode == 0
     version = current(s3, uri)["version"]
-    Bucket(Location.parse(uri), s3.client()).delete_prefix(f"rel/versions/{version}")
+    S3Bucket(Location.parse(uri), s3.client()).delete_prefix(f"rel/versions/{version}")
     done = cli("validate", uri)
     assert done.returncode == 2
     line = one_error_line(done)
@@ -336,7 +335,7 @@ def test_card_of_a_bucket_release_commits_a_new_version_with_the_card(
     uri = s3.bucket("card") + "/team/rel"
     assert cli(*twitter(archive, uri)).returncode == 0
     before = current(s3, uri)
-    cached = Path(objectstore.local_copy(uri, client=s3.client()))
+    cached = Path(reading.local_copy(uri, client=s3.client()))
     cached_files = {p: p.read_bytes() for p in cached.rglob("*") if p.is_file()}
     done = cli("card", uri)
     assert done.returncode == 0, done.stderr
@@ -347,10 +346,10 @@ def test_card_of_a_bucket_release_commits_a_new_version_with_the_card(
     assert after["manifest_sha256"] == before["manifest_sha256"]
     assert after["files"] == before["files"]
     assert {p: p.read_bytes() for p in cached.rglob("*") if p.is_file()} == cached_files
-    copy = Path(objectstore.local_copy(uri, client=s3.client()))
+    copy = Path(reading.local_copy(uri, client=s3.client()))
     assert without_card(copy) == without_card(cached)  # the manifest, pairs, … unchanged
     assert (copy / "README.md").is_file() and any((copy / "card").iterdir())
-    assert before["version"] in [v["version"] for v in objectstore.versions(uri, s3.client())]
+    assert before["version"] in [v["version"] for v in reading.versions(uri, s3.client())]
     assert cli("validate", uri).returncode == 0
 
 

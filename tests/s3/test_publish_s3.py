@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 from corpusforge.config.runner import Runner
-from corpusforge.release import objectstore
+from corpusforge.release import objectstore, reading
 from tests.buckets import files, killed_build, racing_builds, small_archive
 
 from .conftest import ACCESS, SECRET, S3Server, cli, twitter
@@ -30,11 +30,11 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def pointer(s3: S3Server, uri: str) -> dict:
-    return objectstore.current_version(uri, client=s3.client())
+    return reading.current_version(uri, client=s3.client())
 
 
 def seed_of(s3: S3Server, uri: str) -> int:
-    return json.loads(Path(objectstore.local_copy(uri)).joinpath("manifest.json").read_text())[
+    return json.loads(Path(reading.local_copy(uri)).joinpath("manifest.json").read_text())[
         "config"
     ]["seed"]
 
@@ -49,7 +49,7 @@ def test_a_bucket_release_holds_the_same_files_as_a_local_one(
     assert done.returncode == 0, done.stderr[-2000:]
     current = pointer(s3, uri)
     assert current["manifest"] == f"versions/{current['version']}/manifest.json"
-    published = Path(objectstore.local_copy(uri))
+    published = Path(reading.local_copy(uri))
     assert files(published) == files(local)  # byte for byte, manifest and card included
 
     checked = cli("validate", uri)
@@ -126,7 +126,7 @@ def test_two_builds_racing_end_with_one_winner_and_one_clear_error(
     winner_seed = next(seed for seed, (code, _) in zip((1, 2), results, strict=True) if code == 0)
     assert seed_of(s3, uri) == winner_seed
     assert cli("validate", uri).returncode == 0
-    names = [v["version"] for v in objectstore.versions(uri, client=s3.client())]
+    names = [v["version"] for v in reading.versions(uri, client=s3.client())]
     assert names == [pointer(s3, uri)["version"]]  # the loser removed its objects
 
 
@@ -189,7 +189,7 @@ def test_a_draft_in_the_bucket_as_a_distributed_runner_needs(
     assert cli(*twitter(archive, str(local))).returncode == 0
     done = cli(*twitter(archive, uri))
     assert done.returncode == 0, done.stderr[-2000:]
-    published = files(Path(objectstore.local_copy(uri)))
+    published = files(Path(reading.local_copy(uri)))
     expected = {
         k: v for k, v in files(local).items() if k != "README.md" and not k.startswith("card/")
     }
@@ -222,11 +222,11 @@ def test_readers_take_a_folder_inside_the_current_version(
 
     uri = s3.bucket("inside") + "/team/rel"
     assert cli(*twitter(archive, uri)).returncode == 0
-    current = Path(objectstore.local_copy(uri))
+    current = Path(reading.local_copy(uri))
     assert local_release_path(f"{uri}/pairs/all") == current / "pairs" / "all"
     assert local_release_path(uri + "/") == current
     assert cli(*twitter(archive, uri, seed=1)).returncode == 0  # a new version is read next
-    assert local_release_path(f"{uri}/pairs/all").parent.parent == Path(objectstore.local_copy(uri))
+    assert local_release_path(f"{uri}/pairs/all").parent.parent == Path(reading.local_copy(uri))
     assert local_release_path(f"{uri}/pairs/all") != current / "pairs" / "all"
 
     for args in (

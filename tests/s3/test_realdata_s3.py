@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from corpusforge.release import objectstore
+from corpusforge.release import reading
 
 from .conftest import S3Server, cli
 
@@ -37,11 +37,11 @@ def upload(s3: S3Server, bucket: str, paths: list[Path]) -> list[str]:
 
 
 def assert_same_release(s3: S3Server, uri: str, local: Path) -> None:
-    published = Path(objectstore.local_copy(uri))
+    published = Path(reading.local_copy(uri))
     assert files(published) == files(local)
     checked = cli("validate", uri)
     assert checked.returncode == 0, checked.stdout[-2000:]
-    prefix = objectstore.current_version(uri)["prefix"]
+    prefix = reading.current_version(uri)["prefix"]
     pairs = pl.read_parquet(f"{uri}/{prefix}pairs/**/*.parquet", storage_options=s3.storage_options)
     assert pairs.height == pl.read_parquet(local / "pairs" / "**" / "*.parquet").height > 0
 

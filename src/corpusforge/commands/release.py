@@ -31,12 +31,12 @@ def _existing(release_dir: str) -> str:
     """The release folder to read: ``release_dir``, or the old release in the instant of a
     two-rename publish (:func:`corpusforge.release.publish.current_release`); for ``s3://``
     and ``gs://``, a local copy of the current version
-    (:func:`corpusforge.release.objectstore.local_copy`)."""
+    (:func:`corpusforge.release.reading.local_copy`)."""
     from corpusforge.release.publish import current_release
 
     if is_bucket_uri(release_dir):  # the current version, read through a local copy
-        from corpusforge.release.objectstore import local_copy
         from corpusforge.release.publish import ReleaseError
+        from corpusforge.release.reading import local_copy
 
         try:
             return local_copy(release_dir)

@@ -63,7 +63,7 @@ def versions(
     ] = False,
 ) -> None:
     """List a bucket release's versions (``*`` marks the current one); ``--keep N`` prunes."""
-    from corpusforge.release import objectstore
+    from corpusforge.release import objectstore, reading
     from corpusforge.release.bucketnames import is_bucket_uri
     from corpusforge.release.locate import current_pairs
     from corpusforge.release.publish import ReleaseError
@@ -82,12 +82,12 @@ def versions(
             typer.echo(json.dumps(located, indent=2) if json_output else located["pairs"])
             return
         if local:
-            typer.echo(objectstore.local_copy(release))
+            typer.echo(reading.local_copy(release))
             return
         deleted = (
             objectstore.prune(release, keep, grace_hours=grace_hours) if keep is not None else []
         )
-        listed = objectstore.versions(release)
+        listed = reading.versions(release)
     except (ValueError, ReleaseError, FileNotFoundError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None

@@ -79,9 +79,6 @@ from corpusforge.release.publish import LocalFolder
 from corpusforge.release.reading import (
     POINTER,
     POINTER_FORMAT,
-    cache_root,
-    current_uri,
-    current_version,
     local_copy,
     local_name,
     read_pointer,
@@ -90,19 +87,12 @@ from corpusforge.release.reading import (
 from corpusforge.release.s3 import client_settings
 
 __all__ = [
-    "POINTER",
-    "POINTER_FORMAT",
     "ObjectStore",
     "ReleaseConflict",
-    "cache_root",
-    "current_uri",
-    "current_version",
     "drafts_root",
-    "local_copy",
     "new_version_id",
     "new_version_with",
     "prune",
-    "versions",
 ]
 
 log = logging.getLogger(__name__)

@@ -269,7 +269,3 @@ class S3Bucket:
 
 CONDITION_FAILED = ("PreconditionFailed", "412", "ConditionalRequestConflict")
 """Error codes of a conditional write whose condition did not hold."""
-
-
-Bucket = S3Bucket
-"""The name this class had before GCS joined it (tests and scripts import it)."""
