@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from corpusforge.inspect.validate import validate_release
+from tests.buckets import cli
 
 from .conftest import GOOD, member, write_zip
 from .readers import quiet_cli
-from .test_publish import cli
 
 NOT_ARCHIVES = {
     "html": b"<!DOCTYPE html><html><head><title>404 Not Found</title></head></html>\n",

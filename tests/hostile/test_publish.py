@@ -19,24 +19,12 @@ import pytest
 from corpusforge.inspect.validate import validate_release
 from corpusforge.release import publish
 from corpusforge.release.publish import LocalFolder, current_release
-from corpusforge.synth.twitter import write_synthetic_archive
+from tests.buckets import cli, small_archive
 
 from .test_reruns import REPO
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
 KILLED_AT = Path(__file__).with_name("killed_at.py")
-
-
-def cli(*args: str, cwd: Path = REPO, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    """``corpusforge ARGS`` in a child process."""
-    return subprocess.run(
-        [sys.executable, "-c", "from corpusforge.cli import main; main()", *args],
-        cwd=cwd,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def killed_cli(k: int, count: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -62,9 +50,7 @@ def assert_valid(release: Path) -> None:
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("in") / "twitter-stream-2021-01-01.zip"
-    write_synthetic_archive(path, tweets=3_000, layout="zip-2020", seed=3)
-    return path
+    return small_archive(tmp_path_factory.mktemp("in"))
 
 
 def twitter_args(archive: Path, out: Path, seed: int) -> list[str]:

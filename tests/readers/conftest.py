@@ -6,12 +6,15 @@ same way."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from tests.buckets import cli, small_archive, twitter
 from tests.gcs.conftest import gcs, gcs_server
@@ -76,3 +79,52 @@ def duck() -> Iterator[Any]:
         yield con
     finally:
         con.close()
+
+
+def assert_current_names_the_pairs(uri: str, local: Path, version: str) -> None:
+    """``versions --current`` prints the glob of version ``version``'s pairs, and with
+    ``--json`` the version, its folder and the glob of each dataset of the local twin."""
+    folder = f"{uri}/versions/{version}/"
+    assert current(uri) == f"{folder}pairs/all/*.parquet"
+    doc = json.loads(current(uri, "--json"))
+    manifest = json.loads((local / "manifest.json").read_text())
+    assert doc["version"] == version
+    assert doc["uri"] == folder
+    assert doc["datasets"] == {
+        name: f"{folder}pairs/{name}/*.parquet" for name in manifest["datasets"]
+    }
+
+
+def assert_polars_reads_the_pairs(uri: str, local: Path, options: dict[str, str]) -> None:
+    """polars reads every dataset's glob from the bucket as the local release's rows."""
+    doc = json.loads(current(uri, "--json"))
+    for name, glob in {"all": doc["pairs"], **doc["datasets"]}.items():
+        remote = pl.scan_parquet(glob, storage_options=options).collect()
+        here = pl.scan_parquet(local / "pairs" / name / "*.parquet").collect()
+        assert_frame_equal(remote, here)
+        assert name != "all" or len(remote) > 0
+
+
+def assert_duckdb_reads_the_pairs(duck: Any, uri: str, local: Path) -> None:
+    """DuckDB (its secret for the bucket made) reads the pairs as the local release's rows."""
+    query = "SELECT * FROM read_parquet(?) ORDER BY ALL"
+    remote = duck.execute(query, [current(uri)]).fetch_arrow_table()
+    here = duck.execute(query, [str(local / "pairs" / "all" / "*.parquet")]).fetch_arrow_table()
+    rows = json.loads((local / "manifest.json").read_text())["datasets"]["all"]["rows"]
+    assert remote.num_rows == rows > 0
+    assert remote.equals(here)
+
+
+def assert_datasets_reads_the_pairs(
+    uri: str, local: Path, options: dict[str, Any], cache: Path
+) -> None:
+    """``datasets`` reads the pairs as the local release's rows."""
+    from datasets import load_dataset
+
+    remote = load_dataset(
+        "parquet", data_files={"train": current(uri)}, storage_options=options, cache_dir=str(cache)
+    )["train"]
+    local_files = str(local / "pairs" / "all" / "*.parquet")
+    here = load_dataset("parquet", data_files={"train": local_files}, cache_dir=str(cache))["train"]
+    assert len(remote) > 0
+    assert remote.to_list() == here.to_list()

@@ -15,7 +15,14 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from tests.readers.conftest import current, publish_both
+from tests.readers.conftest import (
+    assert_current_names_the_pairs,
+    assert_datasets_reads_the_pairs,
+    assert_duckdb_reads_the_pairs,
+    assert_polars_reads_the_pairs,
+    current,
+    publish_both,
+)
 from tests.s3.conftest import S3Server, cli, twitter
 
 pytestmark = pytest.mark.s3
@@ -36,18 +43,10 @@ def test_versions_current_names_the_current_versions_pairs(
     pointer = json.loads(
         s3.client().get_object(Bucket="readers", Key="rel/_current.json")["Body"].read()
     )
-    folder = f"{uri}/versions/{pointer['version']}/"
-    assert current(uri) == f"{folder}pairs/all/*.parquet"
-    doc = json.loads(current(uri, "--json"))
-    manifest = json.loads((local / "manifest.json").read_text())
-    assert doc["version"] == pointer["version"]
-    assert doc["uri"] == folder
+    assert_current_names_the_pairs(uri, local, pointer["version"])
     card = (local / "README.md").read_text()  # a version's card: how to find the current one
     assert "`corpusforge versions URI --current`" in card
     assert "`URI/versions/<version>/pairs/all/*.parquet`" in card
-    assert doc["datasets"] == {
-        name: f"{folder}pairs/{name}/*.parquet" for name in manifest["datasets"]
-    }
 
 
 def test_versions_current_is_one_line_for_a_missing_release(s3: S3Server) -> None:
@@ -60,13 +59,7 @@ def test_versions_current_is_one_line_for_a_missing_release(s3: S3Server) -> Non
 
 
 def test_polars_reads_the_pairs_from_the_bucket(s3: S3Server, published: tuple[str, Path]) -> None:
-    uri, local = published
-    doc = json.loads(current(uri, "--json"))
-    for name, glob in {"all": doc["pairs"], **doc["datasets"]}.items():
-        remote = pl.scan_parquet(glob, storage_options=s3.storage_options).collect()
-        here = pl.scan_parquet(local / "pairs" / name / "*.parquet").collect()
-        assert_frame_equal(remote, here)
-    assert len(remote) > 0 or name != "all"
+    assert_polars_reads_the_pairs(*published, s3.storage_options)
 
 
 def test_duckdb_reads_the_pairs_from_the_bucket(
@@ -82,41 +75,18 @@ def test_duckdb_reads_the_pairs_from_the_bucket(
             urlsplit(s3.endpoint).netloc,
         ],
     )
-    query = "SELECT * FROM read_parquet(?) ORDER BY ALL"
-    remote = duck.execute(query, [current(uri)]).fetch_arrow_table()
-    here = duck.execute(query, [str(local / "pairs" / "all" / "*.parquet")]).fetch_arrow_table()
-    assert (
-        remote.num_rows
-        == json.loads((local / "manifest.json").read_text())["datasets"]["all"]["rows"]
-        > 0
-    )
-    assert remote.equals(here)
+    assert_duckdb_reads_the_pairs(duck, uri, local)
 
 
 def test_datasets_reads_the_pairs_from_the_bucket(
     s3: S3Server, published: tuple[str, Path], hf_offline: Path
 ) -> None:
-    from datasets import load_dataset
-
-    uri, local = published
     options = {
         "key": s3.env["AWS_ACCESS_KEY_ID"],
         "secret": s3.env["AWS_SECRET_ACCESS_KEY"],
         "client_kwargs": {"endpoint_url": s3.endpoint, "region_name": "us-east-1"},
     }
-    remote = load_dataset(
-        "parquet",
-        data_files={"train": current(uri)},
-        storage_options=options,
-        cache_dir=str(hf_offline),
-    )["train"]
-    here = load_dataset(
-        "parquet",
-        data_files={"train": str(local / "pairs" / "all" / "*.parquet")},
-        cache_dir=str(hf_offline),
-    )["train"]
-    assert len(remote) > 0
-    assert remote.to_list() == here.to_list()
+    assert_datasets_reads_the_pairs(*published, options, hf_offline)
 
 
 def test_a_glob_read_before_the_next_commit_still_reads_its_version(
