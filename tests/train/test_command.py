@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -74,6 +75,10 @@ def test_distillation_from_the_command_line(tmp_path: Path) -> None:
     )
     second = CliRunner().invoke(cli(), [*args, "--out", str(tmp_path / "models" / "b")])
     assert "0 embedded now, 60 from the cache" in " ".join(second.output.split())
+    from corpusforge.train.trainer import DEFAULT_LR, Loss
+
+    log = json.loads((tmp_path / "models" / "a" / "train.json").read_text(encoding="utf-8"))
+    assert log["config"]["lr"] == DEFAULT_LR[("fast", Loss.MSE)]  # no --lr: the loss's own
     assert len(list((tmp_path / "models" / "teacher-embeddings").glob("*.parquet"))) == 1
 
 

@@ -58,8 +58,8 @@ def train(
     loss: Annotated[
         str | None,
         typer.Option(
-            help="mnrl, triplet or mse (distil --teacher) [default: mse with --teacher, "
-            "else triplet for fast (P-SP), mnrl otherwise]"
+            help="mnrl, triplet or mse, which distils --teacher (default: mse with "
+            "--teacher, else triplet for fast as P-SP, mnrl otherwise)"
         ),
     ] = None,
     teacher: Annotated[
@@ -73,12 +73,16 @@ def train(
         Path | None,
         typer.Option(
             help="folder caching the teacher's embeddings across runs "
-            "[default: teacher-embeddings beside --out]"
+            "(default: teacher-embeddings beside --out)"
         ),
     ] = None,
     batch_size: Annotated[int, typer.Option(help="pairs per step")] = 50,
     lr: Annotated[
-        float | None, typer.Option(help="peak learning rate [default: 1e-3 fast, 2e-5 transformer]")
+        float | None,
+        typer.Option(
+            help="peak learning rate (default by loss for fast: 0.001 triplet as P-SP, "
+            "0.2 mnrl, 0.5 mse; 2e-05 transformer)"
+        ),
     ] = None,
     epochs: Annotated[int, typer.Option(help="passes over the pairs")] = 1,
     seed: Annotated[int, typer.Option(help="seed of initialisation, data order and sampling")] = 0,
@@ -86,19 +90,19 @@ def train(
         int | None, typer.Option(help="stop after this many steps (0: save the untrained model)")
     ] = None,
     margin: Annotated[
-        float | None, typer.Option(help="triplet margin [default: 0.4 cosine, 5 euclidean]")
+        float | None, typer.Option(help="triplet margin (default: 0.4 cosine, 5 euclidean)")
     ] = None,
     distance: Annotated[str, typer.Option(help="triplet distance: cosine or euclidean")] = "cosine",
     mega_batches: Annotated[
         int | None,
-        typer.Option(help="batches per hard-negative mega-batch [default: 60 fast, 1 transformer]"),
+        typer.Option(help="batches per hard-negative mega-batch (default: 60 fast, 1 transformer)"),
     ] = None,
     dim: Annotated[
         int, typer.Option(help="fast encoder embedding size (with --teacher: the teacher's)")
     ] = 1024,
     vocab_size: Annotated[int, typer.Option(help="fast encoder sentencepiece vocabulary")] = 8000,
     device: Annotated[
-        str | None, typer.Option(help="cpu, cuda, ... [default: cuda when available]")
+        str | None, typer.Option(help="cpu, cuda, ... (default: cuda when available)")
     ] = None,
 ) -> None:
     """Train a sentence encoder on a release's pairs and save it to a model folder."""
