@@ -1,7 +1,7 @@
 """Does the Twitter build scale out on Flink? Memory per process and time per line at 1x-16x.
 
     .venv/bin/python benchmarks/bench_flink_scale.py [--tweets 20000] [--scales 1 4 16] \\
-        [--master localhost:PORT] [--workdir DIR] [--runs 1]
+        [--master localhost:PORT] [--workdir DIR] [--runs 1] [--flink-flag=--BEAM_FLAG=VALUE]
 
 Inputs: ``max(scales)`` distinct day archives, ``corpusforge synth twitter --out
 twitter-stream-2021-01-DD.zip --tweets N --layout zip-2020 --seed DD --start 2021-01-DD``,
@@ -277,6 +277,14 @@ def main() -> None:
         default=10_000,
         help="rows per Parquet shard (the build's flag; 0: the build's default, 250,000)",
     )
+    parser.add_argument(
+        "--flink-flag",
+        action="append",
+        default=[],
+        metavar="FLAG",
+        help="one more Beam flag for the Flink builds, e.g. --flink-flag="
+        "--execution_mode_for_batch=PIPELINED (repeat for more)",
+    )
     args = parser.parse_args()
     folder = Path(args.workdir or tempfile.mkdtemp(prefix="bench-flink-scale-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -288,6 +296,7 @@ def main() -> None:
     with cluster(args.master) as (master, taskmanagers), worker_pool() as (pool, pool_pid):
         flink = ["--runner", "flink", f"--flink_master={master}", "--parallelism=2"]
         flink += ["--environment_type=EXTERNAL", f"--environment_config={pool}"]
+        flink += args.flink_flag
         common = ["--benchmark-queries", str(args.benchmark_queries)] * bool(args.benchmark_queries)
         common += ["--rows-per-shard", str(args.rows_per_shard)] * bool(args.rows_per_shard)
         for scale in args.scales:

@@ -94,6 +94,7 @@ def _beam_actions() -> dict[str, argparse.Action]:
     from corpusforge import flink  # its watchdog's --flink_stall_timeout, a runner option of ours
 
     flink.stall_options()._add_argparse_args(parser)
+    flink.batch_options()._add_argparse_args(parser)  # a Java runner option
     return {opt: action for action in parser._actions for opt in action.option_strings}
 
 

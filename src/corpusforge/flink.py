@@ -65,6 +65,15 @@ or out changing) before the build cancels it: ``--flink_stall_timeout``; 0 never
 POLL_SECONDS = 5.0
 """How often :func:`watchdog` reads the job (Flink refreshes its metrics every 10 s)."""
 _TERMINAL = frozenset({"FINISHED", "FAILED", "CANCELED", "SUSPENDED"})
+BATCH_MODES = ("PIPELINED", "PIPELINED_FORCED", "BATCH", "BATCH_FORCED")
+"""Flink's ``ExecutionMode`` values, which ``--execution_mode_for_batch`` takes."""
+BATCH_MODE = "BATCH_FORCED"
+"""What ``--runner flink`` sets ``--execution_mode_for_batch`` to when the user does not:
+every exchange blocking, so a stage starts once its inputs are done (Flink's own batch
+default for DataStream jobs, ``execution.batch-shuffle-mode: ALL_EXCHANGES_BLOCKING``). The
+Java runner's default, ``PIPELINED``, runs every stage of a job at once, and an SDK worker
+then serves more bundles at once the bigger the input (up to 16 at 16x the day archives
+against 7 at 1x), so its peak grew with the input (benchmarks/RESULTS.md, issue 37)."""
 log = logging.getLogger(__name__)
 
 
@@ -123,8 +132,9 @@ def configure(options: PipelineOptions) -> None:
     """Fill in what ``--runner flink`` needs and the user left out: the runner's class name,
     the job server jar (unless ``--job_endpoint`` names a running job server), Flink 1.19, the
     Java 17 flags, the embedded Flink when no ``--flink_master`` is given (a running job
-    server named by ``--job_endpoint`` uses its own), and ``LOOPBACK`` workers when no
-    ``--environment_type`` is.
+    server named by ``--job_endpoint`` uses its own), ``LOOPBACK`` workers when no
+    ``--environment_type`` is, and stages run one after another (:data:`BATCH_MODE`) when no
+    ``--execution_mode_for_batch`` is.
 
     Args:
         options: a build's pipeline options whose runner is Flink; changed in place.
@@ -160,6 +170,9 @@ def configure(options: PipelineOptions) -> None:
     server.job_server_jvm_properties = [*given, *(f for f in ours if f not in given)]
     if not portable.environment_type:
         portable.environment_type = "LOOPBACK"
+    batch = options.view_as(batch_options())
+    if batch.execution_mode_for_batch is None:
+        batch.execution_mode_for_batch = BATCH_MODE
     cloud = options.view_as(GoogleCloudOptions)
     if not cloud.job_name:  # a name of its own, by which the watchdog finds it on the cluster
         cloud.job_name = f"corpusforge-{uuid.uuid4().hex[:16]}"
@@ -283,6 +296,31 @@ def _progress(master: str, job: str) -> tuple[str, list[tuple[Any, ...]]]:
         for v in found["vertices"]
     ]
     return str(found["state"]), vertices
+
+
+@functools.cache
+def batch_options() -> Any:
+    """The pipeline option class of ``--execution_mode_for_batch``, made once Beam is imported.
+
+    The option is the Java runner's (``FlinkPipelineOptions``); Beam's Python SDK learns it
+    from the job server only when it submits, so a build's flag check would refuse it without
+    this declaration. Declared here with no default, it reaches the job server only when set.
+    """
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    class FlinkBatchOptions(PipelineOptions):
+        @classmethod
+        def _add_argparse_args(cls, parser: Any) -> None:
+            parser.add_argument(
+                "--execution_mode_for_batch",
+                choices=BATCH_MODES,
+                default=None,
+                help="how Flink exchanges data between the stages of a batch job: PIPELINED "
+                "runs every stage at once, BATCH_FORCED one after another through blocking "
+                f"exchanges (default on --runner flink: {BATCH_MODE})",
+            )
+
+    return FlinkBatchOptions
 
 
 @functools.cache

@@ -110,3 +110,49 @@ def test_a_running_job_server_keeps_its_own_flink_master(jar: Path) -> None:
 
     options = pipeline_options(Runner(name="flink", endpoint="localhost:8099"))
     assert options.get_all_options()["flink_master"] == "[auto]"
+
+
+class _JavaOptions:
+    """A job service that describes one Java runner option, as the Flink job server does."""
+
+    def DescribePipelineOptions(self, request: object, timeout: object = None) -> object:
+        from apache_beam.portability.api import beam_job_api_pb2
+
+        option = beam_job_api_pb2.PipelineOptionDescriptor(
+            name="execution_mode_for_batch",
+            type=beam_job_api_pb2.PipelineOptionType.STRING,
+            description="Flink's ExecutionMode for batch jobs",
+        )
+        return beam_job_api_pb2.DescribePipelineOptionsResponse(options=[option])
+
+
+def _sent_to_job_server(options: object) -> dict[str, object]:
+    """The pipeline options Beam's portable runner sends the job server (as the Flink runner
+    submits: unknown options dropped), by name."""
+    from apache_beam.runners.portability.portable_runner import JobServiceHandle
+
+    struct = JobServiceHandle(_JavaOptions(), options).get_pipeline_options()
+    return {key.split(":")[2]: value for key, value in struct.items()}
+
+
+@pytest.mark.parametrize(
+    ("flags", "sent"),
+    [
+        ([], "BATCH_FORCED"),  # blocking exchanges: a stage starts when its inputs are done
+        (["--execution_mode_for_batch=PIPELINED"], "PIPELINED"),  # the user's choice is kept
+        (["--execution_mode_for_batch", "BATCH"], "BATCH"),
+    ],
+)
+def test_a_flink_build_runs_its_batch_stages_one_after_another(
+    jar: Path, flags: list[str], sent: str
+) -> None:
+    """Issue 37: with every stage running at once (Flink's PIPELINED, the Java runner's
+    default) an SDK worker served up to 16 bundles at once at 16x the input and grew with
+    it; ``--runner flink`` asks for blocking exchanges unless the user says otherwise, and
+    the Java runner's option reaches the job server as the user's flags would."""
+    from corpusforge import beamflags
+    from corpusforge.config.beam import pipeline_options
+
+    beamflags.check_flags(flags)  # a build command takes the Java runner's flag
+    options = pipeline_options(Runner.parse(["--runner=flink", *flags]))
+    assert _sent_to_job_server(options)["execution_mode_for_batch"] == sent
