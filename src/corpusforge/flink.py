@@ -66,14 +66,10 @@ POLL_SECONDS = 5.0
 """How often :func:`watchdog` reads the job (Flink refreshes its metrics every 10 s)."""
 _TERMINAL = frozenset({"FINISHED", "FAILED", "CANCELED", "SUSPENDED"})
 BATCH_MODES = ("PIPELINED", "PIPELINED_FORCED", "BATCH", "BATCH_FORCED")
-"""Flink's ``ExecutionMode`` values, which ``--execution_mode_for_batch`` takes."""
-BATCH_MODE = "BATCH_FORCED"
-"""What ``--runner flink`` sets ``--execution_mode_for_batch`` to when the user does not:
-every exchange blocking, so a stage starts once its inputs are done (Flink's own batch
-default for DataStream jobs, ``execution.batch-shuffle-mode: ALL_EXCHANGES_BLOCKING``). The
-Java runner's default, ``PIPELINED``, runs every stage of a job at once, and an SDK worker
-then serves more bundles at once the bigger the input (up to 16 at 16x the day archives
-against 7 at 1x), so its peak grew with the input (benchmarks/RESULTS.md, issue 37)."""
+"""Flink's ``ExecutionMode`` values, which ``--execution_mode_for_batch`` takes. The Java
+runner's default, ``PIPELINED``, stays: ``BATCH_FORCED`` (a stage starts once its inputs are
+done) did not keep an SDK worker's peak from growing with the input (benchmarks/RESULTS.md,
+issue 37, fourth session)."""
 log = logging.getLogger(__name__)
 
 
@@ -132,9 +128,8 @@ def configure(options: PipelineOptions) -> None:
     """Fill in what ``--runner flink`` needs and the user left out: the runner's class name,
     the job server jar (unless ``--job_endpoint`` names a running job server), Flink 1.19, the
     Java 17 flags, the embedded Flink when no ``--flink_master`` is given (a running job
-    server named by ``--job_endpoint`` uses its own), ``LOOPBACK`` workers when no
-    ``--environment_type`` is, and stages run one after another (:data:`BATCH_MODE`) when no
-    ``--execution_mode_for_batch`` is.
+    server named by ``--job_endpoint`` uses its own), and ``LOOPBACK`` workers when no
+    ``--environment_type`` is.
 
     Args:
         options: a build's pipeline options whose runner is Flink; changed in place.
@@ -170,9 +165,7 @@ def configure(options: PipelineOptions) -> None:
     server.job_server_jvm_properties = [*given, *(f for f in ours if f not in given)]
     if not portable.environment_type:
         portable.environment_type = "LOOPBACK"
-    batch = options.view_as(batch_options())
-    if batch.execution_mode_for_batch is None:
-        batch.execution_mode_for_batch = BATCH_MODE
+    options.view_as(batch_options())  # --execution_mode_for_batch goes to the job server
     cloud = options.view_as(GoogleCloudOptions)
     if not cloud.job_name:  # a name of its own, by which the watchdog finds it on the cluster
         cloud.job_name = f"corpusforge-{uuid.uuid4().hex[:16]}"
@@ -316,8 +309,8 @@ def batch_options() -> Any:
                 choices=BATCH_MODES,
                 default=None,
                 help="how Flink exchanges data between the stages of a batch job: PIPELINED "
-                "runs every stage at once, BATCH_FORCED one after another through blocking "
-                f"exchanges (default on --runner flink: {BATCH_MODE})",
+                "(the Flink runner's default) runs every stage at once, BATCH_FORCED one "
+                "after another through blocking exchanges",
             )
 
     return FlinkBatchOptions
