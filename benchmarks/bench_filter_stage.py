@@ -1,6 +1,6 @@
 """The Python a bitext pair costs in a filter worker, fastText's answers replayed (issue 38).
 
-    .venv/bin/python benchmarks/bench_filter_stage.py --pairs 102400 --runs 3 --tree . --tree /tmp/base
+    .venv/bin/python benchmarks/bench_filter_stage.py --runs 3 --tree . --tree /tmp/base
     .venv/bin/python benchmarks/bench_filter_stage.py --pairs 102400 --profile
 
 The first ``--pairs`` lines of ``bench_opusfilter.py``'s input (Tatoeba de-en, every line
