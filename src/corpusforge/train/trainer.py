@@ -14,7 +14,8 @@ paper:
   embeddings, triplet loss with cosine margin 0.4 and the hardest negative of a mega-batch of
   up to 60 batches (annealed from 1, one more batch every 150), learning rate 1e-3, gradient
   norm clipped at 5; with ``loss=mnrl`` or ``loss=mse`` a learning rate of its own
-  (``DEFAULT_LR``), since those are trained on small releases, not on P-SP's millions of pairs;
+  (``DEFAULT_LR``), measured on a release of 4.5k pairs, where P-SP's rate (meant for millions
+  of pairs) leaves the student near its random start;
 - a Hugging Face transformer (Sentence-BERT, Reimers & Gurevych 2019; sentence-transformers'
   MNRL training): Multiple Negatives Ranking loss with batch size 50, learning rate 2e-5,
   gradient norm clipped at 1.
