@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from corpusforge.beamflags import choose_engine
-from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions
 from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
 from corpusforge.config.runner import Runner
 from corpusforge.local.bitext import PairJob, filter_workers, floor_bytes, run_pairs
@@ -33,6 +32,9 @@ from corpusforge.release.publish import ReleaseStore, sidecars
 from corpusforge.sources.opus.formats import read_opus, reader_options
 from corpusforge.sources.opus.records import DeadLetter
 from corpusforge.sources.paranmt.parse import read_paranmt
+
+if TYPE_CHECKING:  # the Beam entry points' flags; a local build never imports Beam
+    from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions
 
 
 def either_engine(start: StartBuild) -> RunBuild:

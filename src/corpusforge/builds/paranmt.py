@@ -22,13 +22,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
-
-import apache_beam as beam
-from apache_beam.runners.runner import PipelineResult
+from typing import TYPE_CHECKING, Any
 
 from corpusforge.builds.local import either_engine
-from corpusforge.config.beam import pipeline_options
 from corpusforge.config.bitext import ParaphraseConfig
 from corpusforge.config.runner import Runner
 from corpusforge.jobs import run as run_job
@@ -37,12 +33,14 @@ from corpusforge.pairing.filters import pair_key
 from corpusforge.release import driver
 from corpusforge.release.io import expand_inputs, release_config
 from corpusforge.release.manifest import describe_lid_model
-from corpusforge.release.pipeline import REBUILT, ReleaseSpec, WriteRelease, prepare_release
+from corpusforge.release.pipeline import REBUILT, ReleaseSpec, prepare_release
 from corpusforge.release.publish import ReleaseStore, sidecars
 from corpusforge.release.stores import open_store
 from corpusforge.schemas import PARAPHRASE
 from corpusforge.sources.opus.streams import file_name
-from corpusforge.transforms.bitext import ParaphrasePairs, ReadParaphrases
+
+if TYPE_CHECKING:
+    from apache_beam.runners.runner import PipelineResult
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +99,12 @@ def start(
         FileNotFoundError: no language-id model is found.
         ReleaseError: ``config.out`` cannot take a release.
     """
+    import apache_beam as beam  # here: a build on the local engine never imports Beam
+
+    from corpusforge.config.beam import pipeline_options
+    from corpusforge.release.beam_step import WriteRelease
+    from corpusforge.transforms.bitext import ParaphrasePairs, ReadParaphrases
+
     runner = runner or Runner()
     decontaminator = load_decontaminator(
         config.decontaminate, config.profile, config.lowercase_only

@@ -22,12 +22,8 @@ import logging
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from apache_beam.metrics.metric import MetricsFilter
-from apache_beam.runners.runner import PipelineResult
-
-from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions
 from corpusforge.config.runner import Runner
 from corpusforge.jobs import JobFailed, wait
 from corpusforge.release.accounting import AccountingError
@@ -35,7 +31,11 @@ from corpusforge.release.io import InputError, delete, exists, join, read_json
 from corpusforge.release.layout import MANIFEST_NAME, NOTHING_READ, UNBALANCED
 from corpusforge.release.publish import ReleaseStore
 from corpusforge.release.stores import open_store
-from corpusforge.transforms.bitext import LID_NAMESPACE
+
+if TYPE_CHECKING:  # Beam is imported when a pipeline runs: a local build never imports it
+    from apache_beam.runners.runner import PipelineResult
+
+    from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +47,10 @@ def lid_throughput(result: PipelineResult) -> dict[str, float] | None:
     workers; ``cpu_seconds`` the thread CPU time of the same calls, which other processes
     on a busy machine do not inflate. ``None`` when the runner does not report metrics.
     """
+    from apache_beam.metrics.metric import MetricsFilter
+
+    from corpusforge.transforms.bitext import LID_NAMESPACE
+
     try:
         query = result.metrics().query(MetricsFilter().with_namespace(LID_NAMESPACE))
     except (NotImplementedError, AttributeError, ValueError):
@@ -148,7 +152,7 @@ def require_manifest(manifest: dict[str, Any] | None, out: str) -> dict[str, Any
     return manifest
 
 
-StartBuild = Callable[[Any, Runner, ReleaseStore], PipelineResult]
+StartBuild = Callable[[Any, Runner, ReleaseStore], "PipelineResult"]
 """Starts a build's pipeline: (config, runner, the store whose lock is held) -> result."""
 
 RunBuild = Callable[[Any, Runner, ReleaseStore], dict[str, Any] | None]

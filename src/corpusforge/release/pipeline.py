@@ -2,13 +2,15 @@
 
 The release step of the builds that run as one pipeline on every runner (bitext and ParaNMT,
 :mod:`corpusforge.builds.bitext`, :mod:`corpusforge.builds.paranmt`; a Dataflow Flex
-Template included): :class:`WriteRelease` writes the shards into ``_staging/`` and, in a last
-step of the pipeline, moves them into place, writes an empty shard where a dataset or the
-dead letters have no row, sums the counts, checks the accounting and writes the manifest,
-then commits the draft (:func:`corpusforge.release.manifest.publish`). When no input yielded
-a pair, or the accounting does not balance, that step leaves a note in the draft instead of
-a manifest and commits nothing; :func:`corpusforge.release.driver.finish` reports the
-note and abandons the draft, so the current release stays.
+Template included): :class:`~corpusforge.release.beam_step.WriteRelease` writes the shards
+into ``_staging/`` and, in a last step of the pipeline, moves them into place, writes an
+empty shard where a dataset or the dead letters have no row, sums the counts, checks the
+accounting and writes the manifest, then commits the draft
+(:func:`corpusforge.release.manifest.publish`). When no input yielded a pair, or the
+accounting does not balance, that step leaves a note in the draft instead of a manifest and
+commits nothing; :func:`corpusforge.release.driver.finish` reports the note and abandons the
+draft, so the current release stays. This module is Beam-free (the local engine publishes
+through :func:`publish_release`); the Beam transform is in :mod:`corpusforge.release.beam_step`.
 
 The driver that starts such a pipeline and reports what its last step did is
 :mod:`corpusforge.release.driver`.
@@ -18,13 +20,10 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import apache_beam as beam
-
-from corpusforge.pairing.rejects import sort_key as rejected_sort_key
 from corpusforge.release.accounting import AccountingError, pair_accounting
 from corpusforge.release.deadletter import empty_dead_letters
 from corpusforge.release.io import (
@@ -53,7 +52,6 @@ from corpusforge.release.layout import (
 from corpusforge.release.manifest import (
     LID_PACKAGES,
     assemble,
-    describe_input,
     file_entries,
     publish,
     software_versions,
@@ -62,8 +60,9 @@ from corpusforge.release.publish import ReleaseStore
 from corpusforge.release.staging import empty_shard, place_staged
 from corpusforge.schemas import DEAD_LETTER, SchemaRef
 from corpusforge.schemas import REJECTED as REJECTED_SCHEMA
-from corpusforge.sinks.parquet import WriteDeadLetters, WriteParquetShards
-from corpusforge.transforms.bitext import CountKey
+
+if TYPE_CHECKING:  # the Beam half is release.beam_step: a local build never imports Beam
+    from corpusforge.transforms.bitext import CountKey
 
 log = logging.getLogger(__name__)
 
@@ -148,104 +147,6 @@ def prepare_release(spec: ReleaseSpec) -> None:
     manifest = join(spec.out, MANIFEST_NAME)
     if exists(manifest):
         delete([manifest])
-
-
-# ---------------------------------------------------------------------------------------
-# The release step of the pipeline
-
-
-class WriteRelease(beam.PTransform):
-    """Pairs, dead letters and counts -> Parquet shards, then the published release.
-
-    Input: ``{"pairs": ((dataset, group), row), "dead": dead-letter row, "counts": (key, n),
-    "inputs": input URI}`` and, with ``spec.keep_rejected``, ``"rejected": ((dataset, group),
-    rejected row)``; with ``spec.holdout``, ``"heldout": ((dataset, group), row)``. Shards go
-    to ``_staging/``; a last step (one element, with the files, counts and input descriptions
-    as side inputs) moves them into place, writes an empty shard where a dataset or the dead
-    letters have no row, and writes the manifest.
-    Outputs that step's ``{"out", "balanced"}``.
-
-    Args:
-        spec: the release.
-        sort_key: a unique, stable key of a pair row (orders and shards it).
-        rows_per_shard: target rows per Parquet shard.
-    """
-
-    def __init__(
-        self,
-        spec: ReleaseSpec,
-        sort_key: Callable[[Mapping[str, Any]], Any],
-        rows_per_shard: int,
-    ) -> None:
-        super().__init__()
-        self._spec = spec
-        self._sort_key = sort_key
-        self._rows_per_shard = rows_per_shard
-
-    def expand(self, inputs: dict[str, beam.PCollection]) -> beam.PCollection:
-        spec = self._spec
-        pair_files = (
-            inputs["pairs"]
-            | "PairDest"
-            >> beam.Map(lambda kv: (join(spec.staging, spec.pair_folder(*kv[0])), kv[1]))
-            | "WritePairs"
-            >> WriteParquetShards(spec.pair_schema, self._sort_key, self._rows_per_shard)
-        )
-        dead_files = (
-            inputs["dead"]
-            | "DeadDest" >> beam.Map(lambda row: (join(spec.staging, DEAD_LETTERS), row))
-            | "WriteDead" >> WriteDeadLetters(self._rows_per_shard)
-        )
-        staged = [pair_files, dead_files]
-        if spec.keep_rejected:
-            staged.append(
-                inputs["rejected"]
-                | "RejectedDest"
-                >> beam.Map(lambda kv: (join(spec.staging, spec.rejected_folder(*kv[0])), kv[1]))
-                | "WriteRejected"
-                >> WriteParquetShards(REJECTED_SCHEMA, rejected_sort_key, self._rows_per_shard)
-            )
-        if spec.holdout:
-            staged.append(
-                inputs["heldout"]
-                | "HeldoutDest"
-                >> beam.Map(lambda kv: (join(spec.staging, spec.heldout_folder(*kv[0])), kv[1]))
-                | "WriteHeldout"
-                >> WriteParquetShards(spec.pair_schema, self._sort_key, self._rows_per_shard)
-            )
-        files = tuple(staged) | "StagedFiles" >> beam.Flatten()
-        counts = inputs["counts"] | "SumAllCounts" >> beam.CombinePerKey(sum)
-        described = (
-            inputs["inputs"]
-            | "FanOutInputs" >> beam.Reshuffle()
-            | "DescribeInputs" >> beam.Map(describe_input)
-        )
-        return (
-            inputs["pairs"].pipeline
-            | "ReleaseOnce" >> beam.Create([spec.out])
-            | "Publish"
-            >> beam.ParDo(
-                _PublishFn(spec),
-                files=beam.pvalue.AsList(files),
-                counts=beam.pvalue.AsList(counts),
-                inputs=beam.pvalue.AsList(described),
-            )
-        )
-
-
-class _PublishFn(beam.DoFn):
-    def __init__(self, spec: ReleaseSpec) -> None:
-        self._spec = spec
-
-    def process(
-        self,
-        out: str,
-        files: list[dict[str, Any]],
-        counts: list[tuple[CountKey, int]],
-        inputs: list[dict[str, Any]],
-    ) -> Iterator[dict[str, Any]]:
-        manifest = publish_release(self._spec, files, counts, inputs)
-        yield {"out": out, "balanced": manifest is not None and manifest["accounting"]["balanced"]}
 
 
 def publish_release(
