@@ -67,3 +67,15 @@ def test_check_mode_reports_a_stale_file(tmp_path: Path) -> None:
     assert flagdocs.main(["--check", str(stale)]) == 1
     assert flagdocs.main([str(stale)]) == 0
     assert flagdocs.main(["--check", str(stale)]) == 0
+
+
+def test_no_option_help_loses_words_to_rich_markup() -> None:
+    # `--help` renders help through rich, which takes `[word ...]` for a style tag and drops it
+    # (the synth and train defaults once vanished that way)
+    from rich.text import Text
+
+    for path, command in flagdocs.walk(typer.main.get_command(app)):
+        for param in command.params:
+            help_text = getattr(param, "help", None) or ""
+            shown = Text.from_markup(help_text).plain
+            assert shown == help_text, f"{param.name} of {' '.join(path)}: --help shows {shown!r}"

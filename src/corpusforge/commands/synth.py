@@ -69,21 +69,21 @@ def twitter(
         ),
     ] = Layout.zip_2020,
     api: Annotated[
-        Api | None, typer.Option("--api", help="line format [default: v2 for tar-2022, else v1]")
+        Api | None, typer.Option("--api", help="line format (default: v2 for tar-2022, else v1)")
     ] = None,
     seed: Annotated[int, typer.Option(help="same arguments and seed: identical bytes")] = 0,
     start: Annotated[
         datetime | None,
         typer.Option(
             formats=["%Y-%m-%dT%H:%M", "%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"],
-            help="archive-local time (UTC-7) of the first minute member [default: 2021-01-01 "
+            help="archive-local time (UTC-7) of the first minute member (default: 2021-01-01 "
             "for zip-2020, 2019-01-01 for tar-2019 and tar-gz, 2022-03-01 for tar-2022, "
-            "2013-01-01 for tar-2013]",
+            "2013-01-01 for tar-2013)",
         ),
     ] = None,
     workers: Annotated[
         int | None,
-        typer.Option(min=1, help="processes [default: 1 below 5,000 tweets, else the cores]"),
+        typer.Option(min=1, help="processes (default: 1 below 5,000 tweets, else the cores)"),
     ] = None,
     bz2_level: Annotated[
         int,

@@ -153,12 +153,13 @@ class Flag:
 
     def help_text(self) -> str:
         """The help with its unit and choices: ``minimum cleaned text length (characters)``,
-        ``cleaning profile [paper|ct]``."""
+        ``cleaning profile (paper|ct)`` (not in brackets: ``--help`` renders it with rich,
+        which takes ``[paper|ct]`` for a style tag and drops it)."""
         text = self.setting.help
         if self.setting.unit:
             text += f" ({self.setting.unit})"
         if self.setting.choices:
-            text += f" [{'|'.join(self.setting.choices)}]"
+            text += f" ({'|'.join(self.setting.choices)})"
         return text
 
     def field_value(self, value: Any) -> Any:
