@@ -1,4 +1,5 @@
-"""Stable keys and seeded hashes: every sample or choice in corpusforge goes through here.
+"""Stable keys and seeded hashes: every sample or choice in corpusforge goes through here,
+and the key that makes two pairs duplicates (:func:`pair_key`).
 
 A choice made with ``seeded_hash(seed, key...)`` depends only on the seed and the stable
 key (a tweet id, a source/file/line origin), never on the runner, worker count or order.
@@ -68,3 +69,36 @@ cached_hasher = functools.lru_cache(maxsize=64)(seeded_hasher)
 def unit_interval(seed: int, *parts: object) -> float:
     """``seeded_hash`` mapped to ``[0, 1)``: for Bernoulli-style sampling at a rate."""
     return seeded_hash(seed, *parts) / 2.0**64
+
+
+def _dedup_text(text: str) -> str:
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        # its only whitespace is single inner spaces (every other whitespace character is
+        # unprintable): already what split and join would make of it
+        return text.casefold()
+    return " ".join(text.split()).casefold()
+
+
+def pair_key(anchor: str, positive: str, *, symmetric: bool = False) -> str:
+    """A key that is equal for duplicate pairs: the same sides up to case and whitespace.
+
+    Args:
+        anchor: first side.
+        positive: second side.
+        symmetric: also treat ``(b, a)`` as a duplicate of ``(a, b)`` (paraphrases).
+
+    Returns:
+        32 hex digits (BLAKE2b-128 of the case-folded, whitespace-collapsed sides).
+    """
+    first, second = _dedup_text(anchor), _dedup_text(positive)
+    if symmetric and second < first:
+        first, second = second, first
+    # each side then a NUL, hashed as one update (a hash of the concatenation), from a copy
+    # of the keyed state: a third less than making the state and four updates
+    digest = _PAIR_KEY.copy()
+    digest.update(f"{first}\x00{second}\x00".encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+_PAIR_KEY = hashlib.blake2b(digest_size=16, person=b"cf-pair-key")
+"""The state every :func:`pair_key` starts from."""

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from corpusforge.config.flags import FlagError
+from corpusforge.keys import pair_key
 from corpusforge.pairing.filters import (
     NOISE_FILTERS,
     BitextFilterConfig,
@@ -24,7 +25,6 @@ from corpusforge.pairing.filters import (
     check_paraphrase_length,
     check_paraphrase_score,
     check_trigram_overlap,
-    pair_key,
     token_count,
 )
 from corpusforge.pairing.noise import NOISE_REASONS, check_bitext_noise, noise_value

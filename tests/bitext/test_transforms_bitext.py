@@ -10,8 +10,8 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from corpusforge.keys import seeded_hash
-from corpusforge.pairing.filters import BitextFilterConfig, LanguageFilterConfig, pair_key
+from corpusforge.keys import pair_key, seeded_hash
+from corpusforge.pairing.filters import BitextFilterConfig, LanguageFilterConfig
 from corpusforge.schemas import BITEXT, arrow_schema
 from corpusforge.sources.opus.formats import OpusFormat, OpusInput, reader_options
 from corpusforge.sources.opus.records import DeadLetter, RawPair, SourceReason

@@ -44,8 +44,8 @@ from corpusforge.builds.local import either_engine, run_entry_point
 from corpusforge.config.bitext import BitextConfig
 from corpusforge.config.runner import Runner
 from corpusforge.jobs import run as run_job
+from corpusforge.keys import pair_key
 from corpusforge.pairing.decontam import load_decontaminator
-from corpusforge.pairing.filters import pair_key
 from corpusforge.release import driver
 from corpusforge.release.io import expand_inputs, release_config
 from corpusforge.release.manifest import describe_lid_model

@@ -15,7 +15,7 @@ reason on every engine.
   id; :mod:`corpusforge.pairing.decontam`).
 
 A candidate carries what deduplication and the cap need: ``dedup``
-(:func:`~corpusforge.pairing.filters.pair_key`: equal up to case and whitespace; either
+(:func:`~corpusforge.keys.pair_key`: equal up to case and whitespace; either
 order for paraphrases), ``order`` (its origin: among copies the smallest is kept) and
 :func:`cap_rank` (the seeded hash by which a capped group keeps its smallest pairs).
 """
@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from corpusforge.keys import seeded_hash
+from corpusforge.keys import pair_key, seeded_hash
 from corpusforge.pairing.columns import Check, RawPairs, Timed, bitext_block
 from corpusforge.pairing.decontam import check_contamination
 from corpusforge.pairing.filters import (
@@ -37,7 +37,6 @@ from corpusforge.pairing.filters import (
     check_paraphrase_score,
     check_trigram_overlap,
     language_reason,
-    pair_key,
 )
 from corpusforge.sources.opus.records import ENGLISH, RawPair
 from corpusforge.sources.paranmt.parse import RawParaphrase, paraphrase_row
@@ -63,7 +62,7 @@ class Candidate:
         order: the origin (dataset, file, member, line[, part]); among copies the smallest
             is kept.
         key: the pair's deterministic key (``RawPair.key`` / ``RawParaphrase.key``).
-        dedup: :func:`~corpusforge.pairing.filters.pair_key` of the two sides.
+        dedup: :func:`~corpusforge.keys.pair_key` of the two sides.
         dataset: the pair's dataset.
         group: its language pair after orientation (``en-de``; ``en-en`` for ParaNMT).
         row: the release row (``schemas/bitext.v2`` or ``paraphrase.v2``): the training

@@ -25,12 +25,12 @@ from dataclasses import dataclass, fields
 from itertools import compress, repeat
 from typing import TYPE_CHECKING, Any
 
+from corpusforge.keys import pair_key
 from corpusforge.pairing.decontam import check_contamination
 from corpusforge.pairing.filters import (
     FilterReason,
     bitext_length_reasons,
     language_reason,
-    pair_key,
 )
 from corpusforge.pairing.noise import check_bitext_noise
 from corpusforge.sources.opus.records import RawPair, english_first
@@ -115,7 +115,7 @@ class BitextBlock:
         length_ratio: each kept pair's longer side's words over the shorter's.
         anchor_lid: each kept pair's anchor's predicted language and its probability.
         positive_lid: each kept pair's positive's prediction.
-        dedup: each kept pair's :func:`~corpusforge.pairing.filters.pair_key`.
+        dedup: each kept pair's :func:`~corpusforge.keys.pair_key`.
     """
 
     pairs: RawPairs

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -591,36 +590,3 @@ def check_pair_languages(
     return check_language(src, src_lang, identifier, config) or check_language(
         trg, trg_lang, identifier, config
     )
-
-
-def _dedup_text(text: str) -> str:
-    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
-        # its only whitespace is single inner spaces (every other whitespace character is
-        # unprintable): already what split and join would make of it
-        return text.casefold()
-    return " ".join(text.split()).casefold()
-
-
-def pair_key(anchor: str, positive: str, *, symmetric: bool = False) -> str:
-    """A key that is equal for duplicate pairs: the same sides up to case and whitespace.
-
-    Args:
-        anchor: first side.
-        positive: second side.
-        symmetric: also treat ``(b, a)`` as a duplicate of ``(a, b)`` (paraphrases).
-
-    Returns:
-        32 hex digits (BLAKE2b-128 of the case-folded, whitespace-collapsed sides).
-    """
-    first, second = _dedup_text(anchor), _dedup_text(positive)
-    if symmetric and second < first:
-        first, second = second, first
-    # each side then a NUL, hashed as one update (a hash of the concatenation), from a copy
-    # of the keyed state: a third less than making the state and four updates
-    digest = _PAIR_KEY.copy()
-    digest.update(f"{first}\x00{second}\x00".encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()
-
-
-_PAIR_KEY = hashlib.blake2b(digest_size=16, person=b"cf-pair-key")
-"""The state every :func:`pair_key` starts from."""

@@ -27,7 +27,7 @@ Duplicates. The reference preprocessing scripts removed duplicates with ``uniq -
 drops *every* copy of a duplicated pair, so a pair that occurs twice is lost altogether. We
 keep exactly one copy: the one with the smallest origin (dataset, file, member, line,
 part), whatever the runner or input order. Copies are found with
-:func:`~corpusforge.pairing.filters.pair_key` (equal up to case and whitespace), per
+:func:`~corpusforge.keys.pair_key` (equal up to case and whitespace), per
 language pair and across datasets and input formats; a dropped copy is counted against its
 own dataset as ``dedup_duplicate``.
 
