@@ -9,6 +9,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import html
+import os
 import random
 import re
 import statistics
@@ -280,6 +281,33 @@ def test_truth_file_round_trips(built: dict[str, Built]) -> None:
     path, truth = built["tar-2019"]
     assert SynthTruth.read(truth_path(path)) == truth
     assert truth_path(path).name == path.name + ".truth.json"
+
+
+def test_an_archive_under_its_name_always_has_its_own_truth(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run interrupted as it renames the archive into place (over an earlier run's archive
+    and truth) leaves its own truth and no archive, never an archive beside a truth that
+    describes another; a run without truth removes an earlier one's."""
+    out = tmp_path / "twitter-stream-2021-01-01.zip"
+    write_synthetic_archive(out, tweets=200, seed=1, workers=1)
+    rename = os.replace
+
+    def interrupted(src: Any, dst: Any) -> None:
+        if Path(dst) == out:
+            raise KeyboardInterrupt
+        rename(src, dst)
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_synthetic_archive(out, tweets=200, seed=2, workers=1)
+    monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [truth_path(out).name]
+    assert SynthTruth.read(truth_path(out)).seed == 2
+    truth = write_synthetic_archive(out, tweets=200, seed=2, workers=1)
+    assert SynthTruth.read(truth_path(out)) == truth
+    write_synthetic_archive(out, tweets=200, seed=3, workers=1, truth=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [out.name]
 
 
 def test_v1_archives_have_deletes_v2_archives_do_not(built: dict[str, Built]) -> None:

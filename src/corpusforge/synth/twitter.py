@@ -141,7 +141,8 @@ def write_synthetic_archive(
         start: archive-local time (``PATH_UTC_OFFSET`` behind UTC) of the first member;
             ``None`` means ``default_start(layout)``. Timezone-aware values are converted.
             Members spread over the rest of that day (tar-2013: month).
-        truth: also write the truth as JSON to ``truth_path(out)``.
+        truth: also write the truth as JSON to ``truth_path(out)``, in place before the
+            archive is; without it, an earlier run's truth there is removed.
         workers: processes that render and compress members; ``None`` picks one below
             5,000 tweets, else one per available core. The output does not depend on it.
         bz2_level: bz2 compression level 1-9 (9: 900 kB blocks, like the real archives).
@@ -184,8 +185,11 @@ def write_synthetic_archive(
     multistream: list[str] = []
     raw_total = 0
     # Written aside and renamed into place, so that an interrupted run never leaves a
-    # truncated archive under the name (a bench reuses an archive it finds there).
+    # truncated archive under the name (a bench reuses an archive it finds there), nor an
+    # archive beside a truth that is not its own: the truth goes in first (the earlier
+    # archive, whose truth it replaces, out before it), the archive last.
     partial = out.with_name(f".{out.name}.partial")
+    truth_partial = out.with_name(f".{truth_path(out).name}.partial")
     try:
         sink = ZipSink(partial) if layout == "zip-2020" else TarSink(partial, gz=layout == "tar-gz")
         rendered = _rendered(cfg, planner.members(), procs)
@@ -196,12 +200,17 @@ def write_synthetic_archive(
                 if streams > 1:
                     multistream.append(job.name)
                 raw_total += raw_len
+        result = planner.truth(out.name, names, multistream, raw_total)
+        out.unlink(missing_ok=True)
+        if truth:
+            truth_partial.write_bytes(result.to_json())
+            os.replace(truth_partial, truth_path(out))
+        else:  # an earlier run's truth would describe another archive
+            truth_path(out).unlink(missing_ok=True)
         os.replace(partial, out)
     finally:
         partial.unlink(missing_ok=True)
-    result = planner.truth(out.name, names, multistream, raw_total)
-    if truth:
-        truth_path(out).write_bytes(result.to_json())
+        truth_partial.unlink(missing_ok=True)
     return result
 
 
