@@ -3,7 +3,9 @@
 The per-pair rules of the bitext and ParaNMT builds, in their order, as plain functions:
 the Beam filters (:mod:`corpusforge.transforms.bitext`) and the local engine
 (:mod:`corpusforge.local.bitext`) both call them, so a pair is kept or dropped for the same
-reason on every engine.
+reason on every engine. Each runs over a block of pairs (:func:`bitext_candidates`,
+:func:`paraphrase_candidates`: fastText once a block and side) and gives every pair what it
+gives that pair alone (:func:`bitext_candidate`, :func:`paraphrase_candidate`).
 
 - Bitext (P-SP; CT-XLMR-SE): clean (or make one line), orient English into ``anchor``,
   3 to 100 words per side in a ratio below 3, the noise filters that are on (per-side words
@@ -22,7 +24,9 @@ order for paraphrases), ``order`` (its origin: among copies the smallest is kept
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from corpusforge.keys import pair_key, seeded_hash
@@ -47,6 +51,8 @@ from corpusforge.text.overlap import trigram_overlap
 
 PARAPHRASE_GROUP = f"{ENGLISH}-{ENGLISH}"
 """The group (language pair) of every ParaNMT pair in counts and rejects."""
+LANGUAGE_REASONS = frozenset({FilterReason.LANG_MISMATCH, FilterReason.LANG_LOW_CONFIDENCE})
+"""What language id drops a pair for."""
 
 
 def untimed(check: Check) -> FilterReason | None:
@@ -120,56 +126,56 @@ class PairRules:
         object.__setattr__(self, "noise", noise)
 
 
-def _languages(
-    sides: tuple[tuple[str, str], ...],
-    lid: LanguageIdentifier,
-    config: LanguageFilterConfig,
-    predictions: list[tuple[str, float]],
-) -> FilterReason | None:
-    """:func:`~corpusforge.pairing.filters.check_language` of each ``(text, language)`` in
-    turn, up to the first that fails; each prediction is kept in ``predictions`` (the kept
-    pair's scores, with no second fastText call)."""
-    for text, lang in sides:
-        prediction = lid.predict(text)
-        predictions.append(prediction)
-        reason = language_reason(prediction, lang, config)
-        if reason is not None:
-            return reason
-    return None
+def checked_by_language(results: Sequence[Candidate | Dropped]) -> int:
+    """How many of a block's ``results`` reached language id: the kept pairs and those it
+    dropped (it is the last check of both rules)."""
+    return sum(
+        1
+        for result in results
+        if isinstance(result, Candidate) or result.reason in LANGUAGE_REASONS
+    )
+
+
+def bitext_candidates(
+    raws: Sequence[RawPair], rules: PairRules, lid: LanguageIdentifier, timed: Timed = untimed
+) -> list[Candidate | Dropped]:
+    """Raw translation pairs -> each one's candidate, or why it is dropped, in order: the
+    block rule (:func:`~corpusforge.pairing.columns.bitext_block`) over ``raws`` at once
+    (the Beam filter's blocks).
+
+    Args:
+        raws: the pairs as read.
+        rules: ``lengths`` must be set.
+        lid: the fastText language identifier.
+        timed: runs the block's language checks (the Beam filter times them).
+    """
+    return bitext_block(RawPairs.of(raws), rules, lid, timed).results()
 
 
 def bitext_candidate(
     raw: RawPair, rules: PairRules, lid: LanguageIdentifier, timed: Timed = untimed
 ) -> Candidate | Dropped:
-    """A raw translation pair -> a candidate, or why it is dropped: the block rule
-    (:func:`~corpusforge.pairing.columns.bitext_block`) on a block of one.
+    """A raw translation pair -> a candidate, or why it is dropped: :func:`bitext_candidates`
+    of a block of one.
 
     Args:
         raw: the pair as read.
         rules: ``lengths`` must be set.
         lid: the fastText language identifier.
-        timed: runs the language check (the Beam filter times it).
+        timed: runs the language check.
     """
-    (result,) = bitext_block(RawPairs.of([raw]), rules, lid, timed).results()
+    (result,) = bitext_candidates([raw], rules, lid, timed)
     return result
 
 
-def paraphrase_candidate(
-    raw: RawParaphrase, rules: PairRules, lid: LanguageIdentifier, timed: Timed = untimed
-) -> Candidate | Dropped:
-    """A raw ParaNMT paraphrase -> a candidate, or why it is dropped.
-
-    Args:
-        raw: the paraphrase as read.
-        rules: ``paraphrase`` must be set.
-        lid: the fastText language identifier.
-        timed: runs the language check (the Beam filter times it).
-    """
+def _paraphrase_reason(
+    raw: RawParaphrase, anchor: str, positive: str, rules: PairRules
+) -> tuple[FilterReason | None, float]:
+    """The cheap checks of a paraphrase, in order (mean length, score, overlap,
+    decontamination): the first reason, or ``None``; and its trigram overlap (0.0 when a
+    check before it failed)."""
     filters = rules.paraphrase
     assert filters is not None
-    anchor = prepare_text(raw.reference, rules.profile, rules.lowercase)
-    positive = prepare_text(raw.paraphrase, rules.profile, rules.lowercase)
-    dataset, group = raw.dataset, PARAPHRASE_GROUP
     overlap = 0.0
     reason = check_paraphrase_length(anchor, positive, filters) or (
         check_paraphrase_score(raw.score, filters)
@@ -179,11 +185,85 @@ def paraphrase_candidate(
         reason = check_trigram_overlap(overlap, filters)
     if reason is None and rules.decontaminator is not None:
         reason = check_contamination(anchor, positive, rules.decontaminator)
-    predictions: list[tuple[str, float]] = []
-    if reason is None:
-        checked = ((anchor, ENGLISH), (positive, ENGLISH))
-        reason = timed(lambda: _languages(checked, lid, rules.language, predictions))
-    if reason is not None:
+    return reason, overlap
+
+
+def _english(
+    sides: tuple[list[str], list[str]],
+    running: list[int],
+    reasons: list[FilterReason | None],
+    lid: LanguageIdentifier,
+    config: LanguageFilterConfig,
+) -> dict[int, list[tuple[str, float]]]:
+    """Language id of the anchors of the ``running`` paraphrases, then of the positives of
+    those whose anchor passed (as a pair alone, which stops at the first side that fails);
+    each failing pair's reason goes into ``reasons``. Returns the kept pairs' predictions
+    by index."""
+    predictions: dict[int, list[tuple[str, float]]] = {i: [] for i in running}
+    for texts in sides:
+        predicted = lid.predict_many([texts[i] for i in running])
+        passing = []
+        for i, prediction in zip(running, predicted, strict=True):
+            reason = language_reason(prediction, ENGLISH, config)
+            if reason is None:
+                predictions[i].append(prediction)
+                passing.append(i)
+            else:
+                reasons[i] = reason
+                del predictions[i]
+        running = passing
+    return predictions
+
+
+def paraphrase_candidates(
+    raws: Sequence[RawParaphrase],
+    rules: PairRules,
+    lid: LanguageIdentifier,
+    timed: Timed = untimed,
+) -> list[Candidate | Dropped]:
+    """Raw ParaNMT paraphrases -> each one's candidate, or why it is dropped, in order: the
+    cheap checks a pair at a time, then language id of the block's survivors in one
+    fastText loop a side (the Beam filter's blocks).
+
+    Args:
+        raws: the paraphrases as read.
+        rules: ``paraphrase`` must be set.
+        lid: the fastText language identifier.
+        timed: runs the block's language checks (the Beam filter times them).
+    """
+    anchors = [prepare_text(raw.reference, rules.profile, rules.lowercase) for raw in raws]
+    positives = [prepare_text(raw.paraphrase, rules.profile, rules.lowercase) for raw in raws]
+    checked = list(map(_paraphrase_reason, raws, anchors, positives, repeat(rules)))
+    reasons = [reason for reason, _ in checked]
+    running = [i for i, reason in enumerate(reasons) if reason is None]
+    predictions: dict[int, list[tuple[str, float]]] = {}
+
+    def check() -> None:
+        nonlocal predictions
+        sides = (anchors, positives)
+        predictions = _english(sides, running, reasons, lid, rules.language)
+
+    if running:
+        timed(check)
+    return [
+        _paraphrase_result(raw, anchor, positive, reason, overlap, predictions.get(i))
+        for i, (raw, anchor, positive, reason, (_, overlap)) in enumerate(
+            zip(raws, anchors, positives, reasons, checked, strict=True)
+        )
+    ]
+
+
+def _paraphrase_result(
+    raw: RawParaphrase,
+    anchor: str,
+    positive: str,
+    reason: FilterReason | None,
+    overlap: float,
+    predictions: list[tuple[str, float]] | None,
+) -> Candidate | Dropped:
+    dataset, group = raw.dataset, PARAPHRASE_GROUP
+    if reason is not None or predictions is None:
+        assert reason is not None
         sides = {"anchor": anchor, "positive": positive, "score": raw.score}
         return Dropped(reason, dataset, group, raw.key, sides)
     row = paraphrase_row(raw, anchor, positive, overlap)
@@ -191,6 +271,22 @@ def paraphrase_candidate(
     dedup = pair_key(anchor, positive, symmetric=True)
     order = (dataset, raw.origin_file, raw.origin_member or "", raw.origin_line)
     return Candidate(order, raw.key, dedup, dataset, group, row)
+
+
+def paraphrase_candidate(
+    raw: RawParaphrase, rules: PairRules, lid: LanguageIdentifier, timed: Timed = untimed
+) -> Candidate | Dropped:
+    """A raw ParaNMT paraphrase -> a candidate, or why it is dropped:
+    :func:`paraphrase_candidates` of a block of one.
+
+    Args:
+        raw: the paraphrase as read.
+        rules: ``paraphrase`` must be set.
+        lid: the fastText language identifier.
+        timed: runs the language check.
+    """
+    (result,) = paraphrase_candidates([raw], rules, lid, timed)
+    return result
 
 
 def cap_rank(seed: int, dataset: str, group: str, dedup: str) -> tuple[int, str]:

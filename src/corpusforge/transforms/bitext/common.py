@@ -24,7 +24,13 @@ from apache_beam.metrics import Metrics
 from apache_beam.pvalue import DoOutputsTuple, TaggedOutput
 from apache_beam.transforms.window import GlobalWindows
 
-from corpusforge.pairing.candidates import Candidate, Dropped, PairRules, cap_rank
+from corpusforge.pairing.candidates import (
+    Candidate,
+    Dropped,
+    PairRules,
+    cap_rank,
+    checked_by_language,
+)
 from corpusforge.pairing.filters import FilterReason, LanguageFilterConfig
 from corpusforge.pairing.rejects import copy_row, rejected_row
 from corpusforge.sources.opus.records import DeadLetter, Skipped
@@ -216,45 +222,82 @@ class LanguageCheckFn(_BundleCountsFn):
         reason = check()
         self._lid_ns += time.perf_counter_ns() - start
         self._lid_cpu_ns += time.thread_time_ns() - start_cpu
-        self._lid_pairs += 1
         return reason
 
 
+BLOCK = 2048
+"""Pairs a filter runs its rule over at once (the local engine's batch): fastText and the
+column steps called once a block instead of once a pair. Results do not depend on it."""
+
+
 class FilterFn(LanguageCheckFn):
-    """A raw pair -> the candidate ``rule`` makes of it (:mod:`corpusforge.pairing.candidates`,
+    """Raw pairs -> the candidate ``rule`` makes of each (:mod:`corpusforge.pairing.candidates`,
     the local engine's rule too), keyed for deduplication by ``key``, or a reject with its
     reason.
 
+    The pairs are held until ``block`` of them are in hand, or the bundle ends, and the rule
+    runs over them at once; a pair's result does not depend on its block. What is flushed at
+    the end of a bundle goes to the global window, as the counts do: the filters run in a
+    batch pipeline's global window.
+
     Args:
-        rule: ``bitext_candidate`` or ``paraphrase_candidate``.
+        rule: ``bitext_candidates`` or ``paraphrase_candidates``: raw pairs -> each one's
+            candidate or reason, in order.
         rules: the per-pair settings.
         lid_model: fastText model path; ``None``: the default model.
         key: the candidate's deduplication key.
         keep_rejected: give each reject its rejected row.
+        block: pairs a block holds at most.
     """
 
     def __init__(
         self,
-        rule: Callable[..., Candidate | Dropped],
+        rule: Callable[..., list[Candidate | Dropped]],
         rules: PairRules,
         lid_model: str | None,
         key: Callable[[Candidate], Any],
         keep_rejected: bool = False,
+        block: int = BLOCK,
     ) -> None:
         super().__init__(lid_model, rules.language)
         self._rule = rule
         self._rules = rules
         self._key = key
         self._keep_rejected = keep_rejected
+        self._block = block
+
+    def start_bundle(self) -> None:
+        super().start_bundle()
+        self._pending: list[Any] = []
 
     def process(self, raw: Any) -> Iterator[Any]:
-        result = self._rule(raw, self._rules, self._lid, self._timed)
-        self._counts[("cand", result.dataset, result.group)] += 1
-        if isinstance(result, Dropped):
-            row = rejected_row(result, self._rules, self._lid) if self._keep_rejected else None
-            yield reject(result.reason, result.dataset, result.group, result.key, row)
-        else:
-            yield self._key(result), result
+        self._pending.append(raw)
+        if len(self._pending) >= self._block:
+            yield from self._flush()
+
+    def finish_bundle(self) -> Iterator[Any]:
+        for output in self._flush():
+            if isinstance(output, TaggedOutput):
+                yield TaggedOutput(output.tag, GlobalWindows.windowed_value(output.value))
+            else:
+                yield GlobalWindows.windowed_value(output)
+        yield from super().finish_bundle()
+
+    def _flush(self) -> Iterator[Any]:
+        """The pending pairs' outputs, in order: the rule over them as one block."""
+        if not self._pending:
+            return
+        results = self._rule(self._pending, self._rules, self._lid, self._timed)
+        self._pending = []
+        self._lid_pairs += checked_by_language(results)
+        for result in results:
+            self._counts[("cand", result.dataset, result.group)] += 1
+            if isinstance(result, Dropped):
+                keep = self._keep_rejected
+                row = rejected_row(result, self._rules, self._lid) if keep else None
+                yield reject(result.reason, result.dataset, result.group, result.key, row)
+            else:
+                yield self._key(result), result
 
 
 def fan_out_read(

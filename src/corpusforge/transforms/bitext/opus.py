@@ -22,7 +22,7 @@ import apache_beam as beam
 from corpusforge.pairing.candidates import (
     Candidate,
     PairRules,
-    bitext_candidate,
+    bitext_candidates,
     cap_rank,
 )
 from corpusforge.pairing.filters import (
@@ -189,7 +189,9 @@ class BitextPairs(beam.PTransform):
             lowercase=lowercase,
             decontaminator=decontaminator,
         )
-        self._filter = FilterFn(bitext_candidate, rules, lid_model, _group_and_dedup, keep_rejected)
+        self._filter = FilterFn(
+            bitext_candidates, rules, lid_model, _group_and_dedup, keep_rejected
+        )
         self._seed = seed
         self._cap = max_pairs_per_lang
         self._keep_rejected = keep_rejected

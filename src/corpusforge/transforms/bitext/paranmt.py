@@ -19,7 +19,7 @@ import apache_beam as beam
 from corpusforge.pairing.candidates import (
     Candidate,
     PairRules,
-    paraphrase_candidate,
+    paraphrase_candidates,
 )
 from corpusforge.pairing.filters import (
     LanguageFilterConfig,
@@ -123,7 +123,7 @@ class ParaphrasePairs(beam.PTransform):
             lowercase=lowercase,
             decontaminator=decontaminator,
         )
-        self._filter = FilterFn(paraphrase_candidate, rules, lid_model, _dedup, keep_rejected)
+        self._filter = FilterFn(paraphrase_candidates, rules, lid_model, _dedup, keep_rejected)
         self._keep_rejected = keep_rejected
         self._holdout = holdout
 
