@@ -8,10 +8,14 @@ distinct) go, in batches of the engine's size, through ``local.bitext_filter._fi
 in one process, with the default rules of ``corpusforge bitext build``. fastText is not
 called: every text's prediction is recorded once from the real model (in this process,
 before timing) and the worker's identifier answers from that dict, so that the figure is the
-Python around fastText and its 2 × 6-12 µs a pair does not bury a change. Each ``--tree`` is
-run in a fresh process with its ``src`` first on the path, the trees alternating (A B A B);
-CPU is ``time.process_time`` over all batches after one warm-up batch. Every tree must give
-the same tables and counts: the script prints a digest of each run's output to compare.
+Python around fastText and its 2 × 6-12 µs a pair does not bury a change. A tree that maps
+fastText's binding over a block (since 2026-11-27's fifth session) replays through a Python
+function a line, which the real binding does not cost, and a tree that called a Python
+function a line replays without it: against an older tree the figure understates the gain.
+Each ``--tree`` is run in a fresh process with its ``src`` first on the path, the trees
+alternating (A B A B); CPU is ``time.process_time`` over all batches after one warm-up
+batch. Every tree must give the same tables and counts: the script prints a digest of each
+run's output to compare.
 ``--profile`` prints cProfile's top functions of one run of this checkout instead.
 """
 
@@ -65,19 +69,34 @@ def _run(pairs: int, profile: bool) -> None:
     bf._start_worker(job)
     real = bf._worker["lid"]
     answers: dict[str, list[tuple[float, str]]] = {}
+    if hasattr(real, "_predict_line"):  # before 2026-11-27's fifth session: one Python call a line
+        ask = real._predict_line
 
-    def record(line: str) -> list[tuple[float, str]]:
-        answer = answers.get(line)
-        if answer is None:
-            answer = answers[line] = real._predict_line(line)
-        return answer
+        def record(line: str) -> list[tuple[float, str]]:
+            answer = answers.get(line)
+            if answer is None:
+                answer = answers[line] = ask(line)
+            return answer
 
-    recorder = LanguageIdentifier(real.model_path, real.requested, record)
-    bf._worker["lid"] = recorder
+        replay: object = answers.__getitem__
+    else:  # fastText's binding mapped over a block: its arguments after the line are fixed
+        ask = real._predict
+
+        def record(line: str, *arguments: object) -> list[tuple[float, str]]:  # type: ignore[misc]
+            answer = answers.get(line)
+            if answer is None:
+                answer = answers[line] = ask(line, *arguments)
+            return answer
+
+        get = answers.__getitem__
+        # a Python call a line that the real binding does not cost: this replay is the slower
+        replay = lambda line, k, threshold, errors: get(line)  # noqa: E731
+
+    bf._worker["lid"] = LanguageIdentifier(real.model_path, real.requested, record)
     batches = [fields[i : i + BATCH] for i in range(0, len(fields), BATCH)]
     for batch in batches:  # record every answer (and warm up)
         bf._filter_batch(batch)
-    bf._worker["lid"] = LanguageIdentifier(real.model_path, real.requested, answers.__getitem__)
+    bf._worker["lid"] = LanguageIdentifier(real.model_path, real.requested, replay)
     profiler = cProfile.Profile(time.process_time) if profile else None
     digest = hashlib.sha256()
     start = time.process_time()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -70,6 +71,50 @@ def test_blank_text_is_undetermined(ident: LanguageIdentifier) -> None:
     assert ident.predict("   ") == ("und", 0.0)
     assert ident.predict(" \n\t") == ("und", 0.0)
     assert not ident.matches("", "en")
+
+
+_TEXTS = st.text(st.sampled_from("abc dér Hund\u00a0\t\n\x00\u2003ß ")) | st.sampled_from(
+    ["", "   ", "Maria sagte, sie wisse nicht, wo Tom sei.", "  Der Hund  schläft. "]
+)
+
+
+@pytest.fixture(scope="module")
+def binding(ident: LanguageIdentifier) -> Any:
+    """fastText's own C++ binding of the same model, loaded apart."""
+    import fasttext
+
+    return fasttext.load_model(str(ident.model_path)).f
+
+
+@given(texts=st.lists(_TEXTS, max_size=12))
+def test_a_block_is_fastText_asked_line_by_line(
+    ident: LanguageIdentifier, binding: Any, texts: list[str]
+) -> None:
+    # the reference: fastText's C++ binding asked about each text's words, one at a time
+    want = []
+    for text in texts:
+        words = " ".join(text.split())
+        if not words:
+            want.append(("und", 0.0))
+            continue
+        probability, label = binding.predict(words + "\n", 1, 0.0, "replace")[0]
+        want.append((normalize_lang(label), min(probability, 1.0)))
+    assert ident.predict_many(texts) == want  # the same probabilities, bit for bit
+    assert ident.predict_many(iter(texts)) == want
+
+
+def test_a_block_keeps_its_order_around_no_answer_and_blanks(tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    def predict(line: str, k: int, threshold: float, errors: str) -> list[tuple[float, str]]:
+        asked.append(line)
+        return [] if line == "nichts\n" else [(1.0000001, "__label__deu")]
+
+    ident = LanguageIdentifier(tmp_path / "stub.ftz", None, predict)
+    answers = ident.predict_many(["Hund", " ", "nichts", "Katze\u00a0Maus", ""])
+    assert answers == [("de", 1.0), ("und", 0.0), ("und", 0.0), ("de", 1.0), ("und", 0.0)]
+    assert asked == ["Hund\n", "nichts\n", "Katze Maus\n"]  # blanks are never asked
+    assert ident.predict_many([]) == []
 
 
 def test_matches_takes_any_code_form(ident: LanguageIdentifier) -> None:

