@@ -12,7 +12,12 @@ when the job ends; with no ``--flink_master`` the job runs on Flink embedded in 
 A job on a cluster never hangs the build: Beam's runner waits for ever for an SDK worker that
 died before it connected, so :func:`watchdog` follows the job through the cluster's REST API
 and cancels it once nothing in it has moved for ``--flink_stall_timeout`` seconds (default
-:data:`STALL_SECONDS`); the build then fails in one line, exit 1, nothing published.
+:data:`STALL_SECONDS`); the build then fails in one line, exit 1, nothing published. Nor does
+a job outlive its build: each build's job has a name no other has (``--job_name`` or
+``corpusforge``, then a random suffix; the job server adds one more), by which the watchdog
+and the job server find it on the cluster and cancel it alone, and its options ask the job
+server to cancel it once the build stops watching it (``--cancel_job_with_client``: killed,
+or its connection gone), as a job server started by hand for ``--job_endpoint`` would not.
 
     bash scripts/flink.sh && bash scripts/flink-cluster.sh start      # prints localhost:PORT
     corpusforge twitter build day.zip --out release/ --runner flink --flink_master localhost:PORT
@@ -166,9 +171,11 @@ def configure(options: PipelineOptions) -> None:
     if not portable.environment_type:
         portable.environment_type = "LOOPBACK"
     options.view_as(batch_options())  # --execution_mode_for_batch goes to the job server
+    options.view_as(stall_options()).cancel_job_with_client = True  # a build always waits
     cloud = options.view_as(GoogleCloudOptions)
-    if not cloud.job_name:  # a name of its own, by which the watchdog finds it on the cluster
-        cloud.job_name = f"corpusforge-{uuid.uuid4().hex[:16]}"
+    # a name of its own, by which the watchdog finds it on the cluster: a user's --job_name,
+    # reused, would otherwise name another build's job too
+    cloud.job_name = f"{cloud.job_name or 'corpusforge'}-{uuid.uuid4().hex[:16]}"
 
 
 @contextmanager
@@ -274,8 +281,14 @@ def _rest(master: str, path: str, method: str = "GET") -> Any:
 
 
 def _job_named(master: str, name: str | None) -> str | None:
-    """The id of the latest job called ``name`` on the cluster, or ``None``."""
-    jobs = [j for j in _rest(master, "/jobs/overview")["jobs"] if j["name"] == name]
+    """The id of the latest job called ``name`` on the cluster, or ``None``. Our job server
+    names the cluster's job ``name``, a dash and a suffix of its own (``FlinkClusterJob``);
+    ``name`` being unique (:func:`configure`), no other job's name starts so."""
+    jobs = [
+        j
+        for j in _rest(master, "/jobs/overview")["jobs"]
+        if j["name"] == name or j["name"].startswith(f"{name}-")
+    ]
     return str(max(jobs, key=lambda j: j["start-time"])["jid"]) if jobs else None
 
 
@@ -318,7 +331,9 @@ def batch_options() -> Any:
 
 @functools.cache
 def stall_options() -> Any:
-    """The pipeline option class of ``--flink_stall_timeout``, made once Beam is imported."""
+    """The pipeline option class of corpusforge's own Flink options, made once Beam is imported:
+    ``--flink_stall_timeout`` (the build's watchdog) and ``--cancel_job_with_client`` (the job
+    server's; :func:`configure` sets it for every build)."""
     from apache_beam.options.pipeline_options import PipelineOptions
 
     class FlinkWatchdogOptions(PipelineOptions):
@@ -330,6 +345,14 @@ def stall_options() -> Any:
                 default=STALL_SECONDS,
                 help="seconds a job on a Flink cluster may show no progress before the build "
                 "cancels it (a worker that never connected hangs it otherwise); 0: never",
+            )
+            parser.add_argument(
+                "--cancel_job_with_client",
+                action="store_true",
+                default=None,
+                help="the job server (scripts/flink.sh's) cancels the job once no client "
+                "watches it (the submitting process died); corpusforge builds always set it. "
+                "Without it a job runs on when its client goes (a detached submission)",
             )
 
     return FlinkWatchdogOptions

@@ -1,5 +1,7 @@
 """A build killed with SIGKILL while its job runs on a Flink cluster: the job server it started
-sees its parent gone, cancels the job on the cluster and exits.
+sees its parent gone, cancels the job on the cluster and exits; a job server started by hand
+(``--job_endpoint``) sees the build's state and message streams go and cancels the job, which
+asked for it (``--cancel_job_with_client``, set by every build), and runs on.
 
 The build's own watchdog dies with the build, and Beam's Flink runner waits for the cluster's
 job in an attached client that cancels nothing; before the job server watched its parent
@@ -26,7 +28,7 @@ import pytest
 
 from corpusforge.inspect.validate import validate_release
 from corpusforge.synth.twitter import write_synthetic_archive
-from tests.flink.test_flink_cluster import flink_master  # noqa: F401 (the session's cluster)
+from tests.flink.test_flink_cluster import flink_master, job_server  # noqa: F401 (fixtures)
 from tests.flink.test_flink_faults import _finish, _pool_of_dead_workers, _start
 from tests.portable.test_prism_service import _children, _release_files
 
@@ -83,8 +85,11 @@ def _ended(pid: int) -> bool:
         return True
 
 
+@pytest.mark.parametrize("by_hand", [False, True], ids=["job server of the build", "by hand"])
 def test_a_killed_build_leaves_no_job_running_on_the_cluster(
+    by_hand: bool,
     flink_master: str,  # noqa: F811
+    request: pytest.FixtureRequest,
     tmp_path: Path,
 ) -> None:
     archive = tmp_path / "twitter-stream-2021-01-03.zip"
@@ -93,12 +98,14 @@ def test_a_killed_build_leaves_no_job_running_on_the_cluster(
     out = tmp_path / "release"
     _finish(_start(pipeline, out))  # the previous release, by the local engine
     before = _release_files(out)
+    # the job server started by hand submits to its own --flink-master (``[auto]``)
+    where = f"--job_endpoint={request.getfixturevalue('job_server')}" if by_hand else None
     known = set(_jobs(flink_master))
-    job_server = None
+    ours = None
     with _pool_of_dead_workers(tmp_path) as pool_address:
         build = _start(
             pipeline, out,
-            "--runner=flink", f"--flink_master={flink_master}", "--parallelism=2",
+            "--runner=flink", where or f"--flink_master={flink_master}", "--parallelism=2",
             "--environment_type=EXTERNAL", f"--environment_config={pool_address}",
             "--flink_stall_timeout=0", "--min_chars=30",
         )  # fmt: skip
@@ -115,8 +122,8 @@ def test_a_killed_build_leaves_no_job_running_on_the_cluster(
                     None,
                 ),
             )
-            job_server = _job_server(build)
-            assert job_server is not None, "the build started no job server of its own"
+            ours = _job_server(build)
+            assert (ours is None) == by_hand, f"the build's own job server: {ours}"
             os.kill(build.pid, signal.SIGKILL)
             build.communicate(timeout=30)
             state = _wait(
@@ -124,12 +131,13 @@ def test_a_killed_build_leaves_no_job_running_on_the_cluster(
             )
             assert state == "CANCELED"
             assert _jobs(flink_master)[job]["name"].startswith("corpusforge-")
-            _wait("the job server did not exit", BOUND_SECONDS, lambda: _ended(job_server))
+            if ours is not None:
+                _wait("the job server did not exit", BOUND_SECONDS, lambda: _ended(ours))
         finally:
             if build.poll() is None:
                 build.kill()
                 build.communicate(timeout=30)
-            if job_server is not None and not _ended(job_server):
-                os.kill(job_server, signal.SIGKILL)
+            if ours is not None and not _ended(ours):
+                os.kill(ours, signal.SIGKILL)
     assert _release_files(out) == before
     assert validate_release(out).ok

@@ -9,6 +9,7 @@ The real hang (an SDK worker that dies before it connects) is
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -25,8 +26,10 @@ JOB = "0123456789abcdef0123456789abcdef"
 
 
 class FakeCluster:
-    """The three REST calls the watchdog makes, for one job called ``name``: its records read
-    grow by one per read while ``moving``; ``cancelled`` is set by ``PATCH /jobs/ID``."""
+    """The three REST calls the watchdog makes, for one job called ``name`` (as our job server
+    names it: the build's name and a suffix), beside a later job whose name merely starts like
+    it: its records read grow by one per read while ``moving``; ``cancelled`` is set by
+    ``PATCH /jobs/ID``."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -41,9 +44,9 @@ class FakeCluster:
         if path == "/jobs/overview":
             state = "CANCELED" if self.cancelled.is_set() else "RUNNING"
             other = {"jid": "f" * 32, "name": "someone-else", "state": "RUNNING", "start-time": 2}
-            return {
-                "jobs": [other, {"jid": JOB, "name": self.name, "state": state, "start-time": 1}]
-            }
+            alike = {"jid": "e" * 32, "name": "corpusforge-tester", "state": "RUNNING"}
+            ours = {"jid": JOB, "name": self.name, "state": state, "start-time": 1}
+            return {"jobs": [other, {**alike, "start-time": 3}, ours]}
         if path == f"/jobs/{JOB}":
             self.records += self.moving
             vertex = {"id": "v1", "status": "RUNNING", "metrics": {"read-records": self.records}}
@@ -53,7 +56,7 @@ class FakeCluster:
 
 @pytest.fixture
 def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, FakeCluster]]:
-    fake = FakeCluster("corpusforge-test")
+    fake = FakeCluster("corpusforge-test-0123456789ab")
 
     class Handler(BaseHTTPRequestHandler):
         def _reply(self) -> None:
@@ -150,13 +153,39 @@ def test_a_flink_build_gets_a_job_name_of_its_own(
         options = PipelineOptions(["--flink_master=localhost:1"])
         flink.configure(options)
         names.add(options.view_as(GoogleCloudOptions).job_name)
-    assert len(names) == 2 and all(n.startswith("corpusforge-") for n in names)
+    assert len(names) == 2 and all(re.fullmatch("corpusforge-[0-9a-f]{16}", n) for n in names)
     given = PipelineOptions(["--job_name=mine", "--flink_stall_timeout=7"])
     flink.configure(given)
-    assert given.view_as(GoogleCloudOptions).job_name == "mine"
+    again = PipelineOptions(["--job_name=mine"])
+    flink.configure(again)
+    mine = {o.view_as(GoogleCloudOptions).job_name for o in (given, again)}
+    assert len(mine) == 2 and all(re.fullmatch("mine-[0-9a-f]{16}", n) for n in mine), mine
     assert given.view_as(flink.stall_options()).flink_stall_timeout == 7.0
     unset = PipelineOptions([])
     assert unset.view_as(flink.stall_options()).flink_stall_timeout == flink.STALL_SECONDS
+
+
+def test_a_flink_build_asks_the_job_server_to_cancel_its_job_if_it_dies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job server (``InMemoryJobService``) reads ``beam:option:cancel_job_with_client:v1``
+    from the options Beam's portable runner sends; a submission that does not ask sends none."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from apache_beam.runners.portability.portable_runner import JobServiceHandle
+
+    monkeypatch.setenv(flink.FLINK_JAR_ENV, str(tmp_path / "job-server.jar"))
+    (tmp_path / "job-server.jar").write_bytes(b"")
+    key = "beam:option:cancel_job_with_client:v1"
+    build = PipelineOptions(["--flink_master=localhost:1"])
+    flink.configure(build)
+    sent = JobServiceHandle.encode_pipeline_options(build.get_all_options())
+    assert sent.fields[key].bool_value is True
+    flink.stall_options()
+    detached = PipelineOptions(["--runner=PortableRunner", "--job_endpoint=localhost:1"])
+    assert key not in JobServiceHandle.encode_pipeline_options(detached.get_all_options()).fields
+    asked = PipelineOptions(["--runner=PortableRunner", "--cancel_job_with_client"])
+    sent = JobServiceHandle.encode_pipeline_options(asked.get_all_options())
+    assert sent.fields[key].bool_value is True
 
 
 def test_a_build_command_takes_the_watchdog_flag_as_a_beam_option() -> None:

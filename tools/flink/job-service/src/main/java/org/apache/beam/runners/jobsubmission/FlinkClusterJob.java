@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.UUID;
 import org.apache.beam.vendor.grpc.v1p69p0.com.google.protobuf.Struct;
 import org.apache.beam.vendor.grpc.v1p69p0.com.google.protobuf.Value;
 import org.checkerframework.checker.nullness.qual.Nullable;
@@ -21,9 +22,11 @@ import org.slf4j.LoggerFactory;
  * A Beam job's counterpart on a Flink cluster, reached through the cluster's REST API. Beam's
  * Flink runner submits to a cluster and waits for the job in an attached client; cancelling the
  * invocation interrupts that wait but leaves the cluster's job RUNNING. The cluster's job
- * carries the Beam job's name ({@code --job_name}; corpusforge names each build's job {@code
- * corpusforge-<hex>}), by which it is found and cancelled here, as the build's own watchdog
- * finds it.
+ * carries the Beam job's name ({@code --job_name}), by which it is found and cancelled here.
+ * That name is made unique when the job is prepared ({@link #uniquelyNamed}: the client's name,
+ * a dash and a random suffix), so a cancel stops this job and never another client's job that
+ * was given the same {@code --job_name}; the build's own watchdog finds it by the client's
+ * name and that dash.
  */
 final class FlinkClusterJob {
   private static final Logger LOG = LoggerFactory.getLogger(FlinkClusterJob.class);
@@ -45,6 +48,21 @@ final class FlinkClusterJob {
     }
     master = master.replaceFirst("^https?://", "");
     return master.contains(":") && !master.startsWith("[") ? master : null;
+  }
+
+  /**
+   * {@code options} with a job name no other job has: the name they carry (else {@code
+   * fallback}, the name the client prepared the job under), a dash and 12 random hex digits.
+   *
+   * @param options the pipeline options a client sent
+   * @param fallback the name to start from when the options carry none
+   */
+  static Struct uniquelyNamed(Struct options, String fallback) {
+    String name = name(options);
+    String prefix = name != null ? name : fallback.isEmpty() ? "job" : fallback;
+    String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    Value unique = Value.newBuilder().setStringValue(prefix + "-" + suffix).build();
+    return options.toBuilder().putFields(NAME_OPTION, unique).build();
   }
 
   /** The job's name in its options, or {@code null}. */
@@ -75,7 +93,8 @@ final class FlinkClusterJob {
   }
 
   /**
-   * Cancel every job called {@code name} on the cluster at {@code master} that has not ended.
+   * Cancel every job called exactly {@code name} on the cluster at {@code master} that has not
+   * ended: this job alone, its name being unique ({@link #uniquelyNamed}).
    *
    * @return the ids of the jobs asked to cancel
    * @throws IOException the cluster did not answer, or refused

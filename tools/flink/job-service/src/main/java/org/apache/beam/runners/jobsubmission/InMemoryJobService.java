@@ -15,6 +15,8 @@ import org.apache.beam.model.pipeline.v1.RunnerApi;
 import org.apache.beam.runners.fnexecution.artifact.ArtifactStagingService;
 import org.apache.beam.sdk.fn.server.FnService;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import org.apache.beam.vendor.grpc.v1p69p0.com.google.protobuf.Struct;
+import org.apache.beam.vendor.grpc.v1p69p0.com.google.protobuf.Value;
 import org.apache.beam.vendor.grpc.v1p69p0.io.grpc.Status;
 import org.apache.beam.vendor.grpc.v1p69p0.io.grpc.StatusRuntimeException;
 import org.apache.beam.vendor.grpc.v1p69p0.io.grpc.stub.ServerCallStreamObserver;
@@ -26,9 +28,19 @@ import org.slf4j.LoggerFactory;
  * The job API (prepare, stage, run, watch, cancel) served from memory: a job's artifacts are
  * staged through an {@link ArtifactStagingService}, then the job is handed to a {@link
  * JobInvoker}. Jobs are kept for the life of the process.
+ *
+ * <p>Each job gets a name of its own ({@link FlinkClusterJob#uniquelyNamed}), by which a cancel
+ * finds it on the cluster. A job whose options set {@value #WITH_CLIENT_OPTION} to {@code true}
+ * is cancelled once every client watching it (its state and message streams) has gone away
+ * without its having ended: the client died (a build killed, its machine's connection reset),
+ * and no one would publish what the job writes. A job without it (a detached submission) runs
+ * on when its client goes, as Beam's job servers do.
  */
 public class InMemoryJobService extends JobServiceGrpc.JobServiceImplBase implements FnService {
   private static final Logger LOG = LoggerFactory.getLogger(InMemoryJobService.class);
+
+  /** The pipeline option ({@code --cancel_job_with_client}) that ends a job with its client. */
+  static final String WITH_CLIENT_OPTION = "beam:option:cancel_job_with_client:v1";
 
   private final Endpoints.ApiServiceDescriptor stagingEndpoint;
   private final ArtifactStagingService stagingService;
@@ -36,6 +48,7 @@ public class InMemoryJobService extends JobServiceGrpc.JobServiceImplBase implem
   private final boolean cleanArtifactsPerJob;
   private final Map<String, JobPreparation> preparations = new ConcurrentHashMap<>();
   private final Map<String, JobInvocation> invocations = new ConcurrentHashMap<>();
+  private final Map<String, Integer> watchers = new ConcurrentHashMap<>();
 
   /**
    * @param stagingEndpoint where clients stage artifacts
@@ -75,8 +88,9 @@ public class InMemoryJobService extends JobServiceGrpc.JobServiceImplBase implem
           .getEnvironmentsMap()
           .forEach((envId, env) -> wanted.put(envId, env.getDependenciesList()));
       stagingService.registerJob(stagingToken, wanted);
-      preparations.put(
-          id, new JobPreparation(id, pipeline, request.getPipelineOptions(), stagingToken));
+      Struct options =
+          FlinkClusterJob.uniquelyNamed(request.getPipelineOptions(), request.getJobName());
+      preparations.put(id, new JobPreparation(id, pipeline, options, stagingToken));
       LOG.info("Prepared job {}", id);
       response.onNext(
           JobApi.PrepareJobResponse.newBuilder()
@@ -193,7 +207,13 @@ public class InMemoryJobService extends JobServiceGrpc.JobServiceImplBase implem
             }
           }
         };
-    whenCancelled(response, () -> invocation.removeListener(listener));
+    Runnable gone = watch(invocation);
+    whenCancelled(
+        response,
+        () -> {
+          invocation.removeListener(listener);
+          gone.run();
+        });
     invocation.addStateListener(listener);
   }
 
@@ -208,11 +228,13 @@ public class InMemoryJobService extends JobServiceGrpc.JobServiceImplBase implem
       return;
     }
     MessageStream stream = new MessageStream(response);
+    Runnable gone = watch(invocation);
     whenCancelled(
         response,
         () -> {
           invocation.removeListener(stream.states);
           invocation.removeListener(stream.messages);
+          gone.run();
         });
     invocation.addMessageListener(stream.messages);
     invocation.addStateListener(stream.states);
@@ -260,6 +282,39 @@ public class InMemoryJobService extends JobServiceGrpc.JobServiceImplBase implem
       throw Status.NOT_FOUND.withDescription("no job " + jobId).asRuntimeException();
     }
     return invocation;
+  }
+
+  /**
+   * Count one more client watching {@code invocation}; the returned action, run when that client
+   * goes away, cancels the job if it was the last, the job has not ended and its options ask for
+   * it ({@value #WITH_CLIENT_OPTION}).
+   */
+  private Runnable watch(JobInvocation invocation) {
+    String id = invocation.getId();
+    watchers.merge(id, 1, Integer::sum);
+    return () -> {
+      int left = watchers.merge(id, -1, Integer::sum);
+      if (left > 0 || JobInvocation.isTerminal(invocation.getState())) {
+        return;
+      }
+      if (endsWithClient(invocation.toProto().getPipelineOptions())) {
+        LOG.warn("Every client watching job {} has gone away: cancelling it, as it asked", id);
+        invocation.cancel();
+      } else {
+        LOG.info("Every client watching job {} has gone away; it runs on (detached)", id);
+      }
+    };
+  }
+
+  /** Whether a job's options ask for it to end with its client ({@value #WITH_CLIENT_OPTION}). */
+  static boolean endsWithClient(Struct options) {
+    Value value = options.getFieldsMap().get(WITH_CLIENT_OPTION);
+    if (value == null) {
+      return false;
+    }
+    return value.getKindCase() == Value.KindCase.BOOL_VALUE
+        ? value.getBoolValue()
+        : "true".equalsIgnoreCase(value.getStringValue());
   }
 
   private Consumer<JobStateEvent> removeArtifactsAtTheEnd(String stagingToken) {

@@ -1,8 +1,10 @@
 package org.apache.beam.runners.jobsubmission;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
@@ -23,7 +25,9 @@ class FlinkClusterJobTest {
       "{\"jobs\":["
           + "{\"jid\":\"a1\",\"name\":\"corpusforge-x\",\"state\":\"RUNNING\",\"start-time\":3},"
           + "{\"jid\":\"a2\",\"name\":\"corpusforge-x\",\"state\":\"FINISHED\",\"start-time\":2},"
-          + "{\"jid\":\"b1\",\"name\":\"someone-else\",\"state\":\"RUNNING\",\"start-time\":1}]}";
+          + "{\"jid\":\"b1\",\"name\":\"someone-else\",\"state\":\"RUNNING\",\"start-time\":1},"
+          + "{\"jid\":\"c1\",\"name\":\"corpusforge-x-1\",\"state\":\"RUNNING\",\"start-time\":4},"
+          + "{\"jid\":\"c2\",\"name\":\"corpusforge\",\"state\":\"RUNNING\",\"start-time\":5}]}";
 
   private HttpServer server;
   private final List<String> patched = new CopyOnWriteArrayList<>();
@@ -79,9 +83,24 @@ class FlinkClusterJobTest {
   }
 
   @Test
-  void onlyTheJobsOfThatNameThatHaveNotEndedAreCancelled() throws Exception {
+  void onlyTheJobsOfExactlyThatNameThatHaveNotEndedAreCancelled() throws Exception {
     assertEquals(List.of("a1"), FlinkClusterJob.cancel(master(), "corpusforge-x"));
     assertEquals(List.of("/jobs/a1?mode=cancel"), patched);
+  }
+
+  @Test
+  void aJobIsNamedUniquelyAfterItsClientsName() {
+    Struct given = options("h:8081", "mine");
+    Struct once = FlinkClusterJob.uniquelyNamed(given, "ignored");
+    Struct twice = FlinkClusterJob.uniquelyNamed(given, "ignored");
+    assertTrue(FlinkClusterJob.name(once).matches("mine-[0-9a-f]{12}"), FlinkClusterJob.name(once));
+    assertNotEquals(FlinkClusterJob.name(once), FlinkClusterJob.name(twice));
+    assertEquals("h:8081", FlinkClusterJob.master(once), "the other options are kept");
+    String unnamed = FlinkClusterJob.name(FlinkClusterJob.uniquelyNamed(options(null, null), ""));
+    assertTrue(unnamed.matches("job-[0-9a-f]{12}"), unnamed);
+    String fallback =
+        FlinkClusterJob.name(FlinkClusterJob.uniquelyNamed(options(null, null), "prepared"));
+    assertTrue(fallback.matches("prepared-[0-9a-f]{12}"), fallback);
   }
 
   @Test

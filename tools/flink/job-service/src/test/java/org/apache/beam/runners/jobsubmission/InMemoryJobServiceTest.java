@@ -2,6 +2,7 @@ package org.apache.beam.runners.jobsubmission;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -23,6 +24,7 @@ import org.apache.beam.sdk.metrics.MetricResults;
 import org.apache.beam.vendor.grpc.v1p69p0.com.google.protobuf.Struct;
 import org.apache.beam.vendor.grpc.v1p69p0.com.google.protobuf.Value;
 import org.apache.beam.vendor.grpc.v1p69p0.io.grpc.Status;
+import org.apache.beam.vendor.grpc.v1p69p0.io.grpc.stub.ServerCallStreamObserver;
 import org.apache.beam.vendor.grpc.v1p69p0.io.grpc.stub.StreamObserver;
 import org.apache.beam.vendor.guava.v32_1_2_jre.com.google.common.util.concurrent.ListeningExecutorService;
 import org.joda.time.Duration;
@@ -75,7 +77,7 @@ class InMemoryJobServiceTest {
     cancelled.only();
     awaitState(job, JobState.Enum.CANCELLED);
     assertTrue(runner.interrupted.await(WAIT_SECONDS, TimeUnit.SECONDS));
-    assertEquals(List.of(options("one")), engine.cancelledOnCluster);
+    assertEquals(List.of("one"), cancelledNames());
     assertEquals(JobState.Enum.CANCELLED, states(job).get(states(job).size() - 1));
   }
 
@@ -90,7 +92,7 @@ class InMemoryJobServiceTest {
     service.close();
     awaitState(running, JobState.Enum.CANCELLED);
     assertEquals(JobState.Enum.DONE, state(done));
-    assertEquals(List.of(options("running")), engine.cancelledOnCluster);
+    assertEquals(List.of("running"), cancelledNames());
   }
 
   @Test
@@ -111,6 +113,73 @@ class InMemoryJobServiceTest {
         };
     service.close();
     awaitState(job, JobState.Enum.CANCELLED);
+  }
+
+  @Test
+  void eachJobRunsUnderANameOfItsOwnThatKeepsTheClients() throws Exception {
+    submit("same");
+    submit("same");
+    Recorder<JobApi.PrepareJobResponse> unnamed = new Recorder<>();
+    service.prepare(
+        JobApi.PrepareJobRequest.newBuilder()
+            .setJobName("from-the-request")
+            .setPipeline(RunnerApi.Pipeline.getDefaultInstance())
+            .setPipelineOptions(Struct.getDefaultInstance())
+            .build(),
+        unnamed);
+    run(unnamed.only().getPreparationId());
+    List<String> names =
+        engine.invocations.stream()
+            .map(invocation -> FlinkClusterJob.name(invocation.toProto().getPipelineOptions()))
+            .collect(Collectors.toList());
+    assertTrue(names.get(0).matches("same-[0-9a-f]{12}"), names.get(0));
+    assertTrue(names.get(1).matches("same-[0-9a-f]{12}"), names.get(1));
+    assertNotEquals(names.get(0), names.get(1));
+    assertTrue(names.get(2).matches("from-the-request-[0-9a-f]{12}"), names.get(2));
+  }
+
+  @Test
+  void aJobThatAsksEndsOnceEveryClientWatchingItHasGone() throws Exception {
+    String job = submit("one", true);
+    assertTrue(engine.runner(0).started.await(WAIT_SECONDS, TimeUnit.SECONDS));
+    ClientCall<JobApi.JobStateEvent> states = new ClientCall<>();
+    ClientCall<JobApi.JobMessagesResponse> messages = new ClientCall<>();
+    service.getStateStream(JobApi.GetJobStateRequest.newBuilder().setJobId(job).build(), states);
+    service.getMessageStream(
+        JobApi.JobMessagesRequest.newBuilder().setJobId(job).build(), messages);
+    states.hangUp();
+    assertEquals(JobState.Enum.RUNNING, state(job), "one client still watches");
+    messages.hangUp();
+    awaitState(job, JobState.Enum.CANCELLED);
+    assertTrue(engine.runner(0).interrupted.await(WAIT_SECONDS, TimeUnit.SECONDS));
+    assertEquals(List.of("one"), cancelledNames());
+  }
+
+  @Test
+  void aJobThatDoesNotAskRunsOnWhenItsClientGoes() throws Exception {
+    String job = submit("detached", false);
+    assertTrue(engine.runner(0).started.await(WAIT_SECONDS, TimeUnit.SECONDS));
+    ClientCall<JobApi.JobStateEvent> states = new ClientCall<>();
+    service.getStateStream(JobApi.GetJobStateRequest.newBuilder().setJobId(job).build(), states);
+    states.hangUp();
+    assertEquals(JobState.Enum.RUNNING, state(job));
+    engine.runner(0).end.countDown();
+    awaitState(job, JobState.Enum.DONE);
+    assertTrue(engine.cancelledOnCluster.isEmpty());
+  }
+
+  @Test
+  void theOptionIsReadAsBeamSendsIt() {
+    assertTrue(InMemoryJobService.endsWithClient(options("a", true)));
+    assertFalse(InMemoryJobService.endsWithClient(options("a", false)));
+    assertFalse(InMemoryJobService.endsWithClient(options("a")));
+    Struct asText =
+        options("a").toBuilder()
+            .putFields(
+                InMemoryJobService.WITH_CLIENT_OPTION,
+                Value.newBuilder().setStringValue("true").build())
+            .build();
+    assertTrue(InMemoryJobService.endsWithClient(asText));
   }
 
   @Test
@@ -167,13 +236,21 @@ class InMemoryJobServiceTest {
     return run(prepare(name));
   }
 
+  private String submit(String name, boolean endsWithClient) throws Exception {
+    return run(prepare(name, options(name, endsWithClient)));
+  }
+
   private String prepare(String name) throws Exception {
+    return prepare(name, options(name));
+  }
+
+  private String prepare(String name, Struct options) throws Exception {
     Recorder<JobApi.PrepareJobResponse> prepared = new Recorder<>();
     service.prepare(
         JobApi.PrepareJobRequest.newBuilder()
             .setJobName(name)
             .setPipeline(RunnerApi.Pipeline.getDefaultInstance())
-            .setPipelineOptions(options(name))
+            .setPipelineOptions(options)
             .build(),
         prepared);
     return prepared.only().getPreparationId();
@@ -189,6 +266,22 @@ class InMemoryJobServiceTest {
     return Struct.newBuilder()
         .putFields(FlinkClusterJob.NAME_OPTION, Value.newBuilder().setStringValue(name).build())
         .build();
+  }
+
+  private static Struct options(String name, boolean endsWithClient) {
+    return options(name).toBuilder()
+        .putFields(
+            InMemoryJobService.WITH_CLIENT_OPTION,
+            Value.newBuilder().setBoolValue(endsWithClient).build())
+        .build();
+  }
+
+  /** The names of the jobs cancelled on the cluster, less the suffix that made each unique. */
+  private List<String> cancelledNames() {
+    return engine.cancelledOnCluster.stream()
+        .map(FlinkClusterJob::name)
+        .map(name -> name.replaceFirst("-[0-9a-f]{12}$", ""))
+        .collect(Collectors.toList());
   }
 
   private JobState.Enum state(String job) throws Exception {
@@ -332,6 +425,59 @@ class InMemoryJobServiceTest {
     public MetricResults metrics() {
       throw new UnsupportedOperationException();
     }
+  }
+
+  /**
+   * A server call whose client can hang up ({@link #hangUp}), as gRPC reports a client that went
+   * away: it runs the call's cancel handler.
+   */
+  private static final class ClientCall<T> extends ServerCallStreamObserver<T> {
+    private volatile Runnable onCancel = () -> {};
+    private volatile boolean cancelled;
+
+    void hangUp() {
+      cancelled = true;
+      onCancel.run();
+    }
+
+    @Override
+    public boolean isCancelled() {
+      return cancelled;
+    }
+
+    @Override
+    public void setOnCancelHandler(Runnable handler) {
+      onCancel = handler;
+    }
+
+    @Override
+    public void setCompression(String compression) {}
+
+    @Override
+    public boolean isReady() {
+      return true;
+    }
+
+    @Override
+    public void setOnReadyHandler(Runnable handler) {}
+
+    @Override
+    public void disableAutoInboundFlowControl() {}
+
+    @Override
+    public void request(int count) {}
+
+    @Override
+    public void setMessageCompression(boolean enable) {}
+
+    @Override
+    public void onNext(T value) {}
+
+    @Override
+    public void onError(Throwable t) {}
+
+    @Override
+    public void onCompleted() {}
   }
 
   /** What one call answered: its values, and its error or completion. */
