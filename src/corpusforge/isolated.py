@@ -10,11 +10,16 @@ Ctrl-C and ``SIGTERM`` are the command's: the process starts with both blocked, 
 even its interpreter's start-up sees a terminal's Ctrl-C (which would print its traceback);
 it then ignores ``SIGINT`` and turns ``SIGTERM`` into an exception that unwinds the stage
 (its temporary folders removed, its own workers stopped:
-:func:`corpusforge.cli.install_interrupts`).
+:func:`corpusforge.interrupts.install_interrupts`).
 The command, interrupted, stops the process with ``SIGTERM`` (``SIGKILL`` after
 :data:`~corpusforge.local.workers.JOIN_SECONDS`) before it says so in its one line; a process
 that dies without a word ends the command in one line too
 (:class:`~corpusforge.jobs.WorkerDied`).
+
+The process loads what the stage needs, and not the command line (:mod:`corpusforge.cli`,
+typer, click, rich: about 1 MB of a stage's peak): ``spawn`` runs the parent's main script
+again in the child, which for the ``corpusforge`` console script imports the command line, so
+the child is started as if from no script (:func:`_no_main_script`).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import multiprocessing
 import signal
 import sys
 import traceback
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
@@ -64,7 +70,7 @@ def in_fresh_process(fn: Callable[..., T], *args: Any, what: str = "a benchmark 
     receive, send = context.Pipe(duplex=False)
     process = context.Process(target=_answer, args=(send, fn, args), name=what)
     try:
-        with _interrupts_held():  # the child inherits the mask: see the module's docstring
+        with _interrupts_held(), _no_main_script():  # the child inherits the mask
             process.start()
         send.close()  # the child's copy is the only one left: its death ends recv()
         try:
@@ -85,7 +91,7 @@ def in_fresh_process(fn: Callable[..., T], *args: Any, what: str = "a benchmark 
 
 def _answer(send: Connection, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
     """The fresh process: ``fn(*args)``, its result or its traceback sent back."""
-    from corpusforge.cli import Interrupted, install_interrupts
+    from corpusforge.interrupts import Interrupted, install_interrupts
 
     install_interrupts()  # SIGTERM unwinds; the workers it forks die with it
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the command's to act on
@@ -110,6 +116,20 @@ def _interrupts_held() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, INTERRUPTS)
+
+
+@contextmanager
+def _no_main_script() -> Iterator[None]:
+    """The main module hidden from ``spawn`` for the block: a process started inside does not
+    run this program's main script again (``spawn`` re-runs it, as ``__mp_main__``, so that
+    functions defined there can be unpickled; :func:`in_fresh_process` runs functions of
+    modules only)."""
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")  # no file, no spec: nothing to run
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
 
 
 def _stop(process: BaseProcess) -> None:
