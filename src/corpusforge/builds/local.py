@@ -19,6 +19,7 @@ from corpusforge.beamflags import choose_engine
 from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
 from corpusforge.config.runner import Runner
 from corpusforge.local.bitext import PairJob, filter_workers, floor_bytes, run_pairs
+from corpusforge.local.bitext_read import read_unit
 from corpusforge.local.machine import check_floor, default_workers, memory_budget
 from corpusforge.pairing.candidates import PairRules
 from corpusforge.pairing.decontam import load_decontaminator
@@ -29,7 +30,6 @@ from corpusforge.release.layout import DEAD_LETTERS
 from corpusforge.release.manifest import describe_input
 from corpusforge.release.pipeline import ReleaseSpec, publish_release
 from corpusforge.release.publish import ReleaseStore, sidecars
-from corpusforge.sources.opus.formats import read_opus, reader_options
 from corpusforge.sources.opus.records import DeadLetter
 from corpusforge.sources.paranmt.parse import read_paranmt
 
@@ -152,7 +152,7 @@ def build_bitext(
                 yield item
                 continue
             yield ("read", "units"), 1
-            yield from read_opus(item, dataset=config.dataset, **reader_options(item, **options))
+            yield from read_unit(item, dataset=config.dataset, **options)
 
     return _publish(spec, job, records(), uris, store)
 

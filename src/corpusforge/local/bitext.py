@@ -6,7 +6,10 @@ default when no ``--runner`` is given): the same rules as the Beam pipeline
 without holding the input in memory.
 
 1. **Read** (this process): every read unit in plan order, with the readers of
-   ``sources/``; skips and dead letters are counted here, dead letters staged.
+   ``sources/``; skips and dead letters are counted here, dead letters staged. Plain Moses
+   file pairs are only cut into byte ranges here, which the filter workers read
+   (:mod:`corpusforge.local.bitext_read`); what they read besides pairs is counted and
+   staged here as they return it.
 2. **Filter** (``workers`` processes): batches of raw pairs go to a pool that cleans them,
    checks lengths and runs fastText on both sides (the costly step); each batch comes back
    as an Arrow table of candidates and a count of drops. Batches are handed out with a
@@ -48,10 +51,12 @@ from typing import Any
 import polars as pl
 
 from corpusforge.local.bitext_dedup import Partitions, keep_and_write
-from corpusforge.local.bitext_filter import CountKey, PairJob, filtered
+from corpusforge.local.bitext_filter import Batch, CountKey, PairJob, filtered
+from corpusforge.local.bitext_read import MosesRange, UnitTallies, tally
 from corpusforge.local.machine import fitting_workers
 from corpusforge.local.rejects import RejectedShards
 from corpusforge.local.shards import FrameShards
+from corpusforge.pairing.columns import RAW_FIELDS
 from corpusforge.schemas import DEAD_LETTER, arrow_schema
 from corpusforge.sources.opus.records import DeadLetter, RawPair, Skipped
 from corpusforge.sources.paranmt.parse import RawParaphrase
@@ -143,8 +148,9 @@ def run_pairs(
 
     Args:
         job: the rules and settings.
-        records: raw pairs, :class:`DeadLetter` and :class:`Skipped` items, and
-            ``(count key, n)`` tuples for counts the reader keeps itself (units read).
+        records: raw pairs, :class:`DeadLetter` and :class:`Skipped` items,
+            :class:`~corpusforge.local.bitext_read.MosesRange` items (read by the workers),
+            and ``(count key, n)`` tuples for counts the reader keeps itself (units read).
         pair_dest: (dataset, group) -> the staged folder of its shards.
         dead_dest: the staged folder of the dead letters.
         scratch: a local folder for spill files, removed at the end.
@@ -172,13 +178,21 @@ def run_pairs(
         rejected = RejectedShards(
             rejected_dest, job.rows_per_shard, spill_rejected, with_part=job.kind == "bitext"
         )
+    units = UnitTallies()
     try:
         batches = _batches(records, counts, dead)
-        for table, batch_counts, batch_rejected in filtered(job, batches):
+        for (table, batch_counts, batch_rejected), read in filtered(job, batches):
             counts.update(batch_counts)
+            if read is not None:
+                counts.update(read.counts)
+                for letter in read.dead:
+                    dead.add(letter.to_row())
+                units.add(read)
             spill.add(table)
             if rejected is not None:
                 rejected.add_rows(batch_rejected)
+        for note in units.notes():
+            dead.add(_counted(note, counts))
         spill.close()
         pairs = FrameShards(
             job.pair_schema,
@@ -244,8 +258,8 @@ _DEAD_FRAME_SCHEMA: dict[str, Any] = {
 
 
 _FIELDS: dict[type, Callable[[Any], tuple[Any, ...]]] = {
-    cls: operator.attrgetter(*(f.name for f in dataclasses.fields(cls)))
-    for cls in (RawPair, RawParaphrase)
+    RawPair: RAW_FIELDS,
+    RawParaphrase: operator.attrgetter(*(f.name for f in dataclasses.fields(RawParaphrase))),
 }
 """A raw pair's fields as a tuple: what a batch carries to a worker (a tuple pickles in a
 fraction of a dataclass's time)."""
@@ -253,7 +267,7 @@ fraction of a dataclass's time)."""
 
 def _batches(
     records: Iterable[Any], counts: Counter[CountKey], dead: _DeadLetters
-) -> Iterator[list[tuple[Any, ...]]]:
+) -> Iterator[Batch]:
     batch: list[tuple[Any, ...]] = []
     for record in records:
         if isinstance(record, RawPair | RawParaphrase):
@@ -262,16 +276,20 @@ def _batches(
             if len(batch) >= BATCH_PAIRS:
                 yield batch
                 batch = []
-        elif isinstance(record, Skipped):
-            counts[("skip", str(record.reason))] += 1
-            counts[("read", "records")] += 1
-        elif isinstance(record, DeadLetter):
-            counts[("dead", record.reason)] += 1
-            counts[("read", "records")] += record.records
-            counts[("read", "dead_letter_lines")] += record.records
-            dead.add(record.to_row())
+        elif isinstance(record, MosesRange):
+            yield record
+        elif isinstance(record, Skipped | DeadLetter):
+            letter = tally(record, counts)
+            if letter is not None:
+                dead.add(letter.to_row())
         else:
             key, n = record
             counts[key] += n
     if batch:
         yield batch
+
+
+def _counted(letter: DeadLetter, counts: Counter[CountKey]) -> dict[str, Any]:
+    """``letter`` counted; its dead-letter row."""
+    tally(letter, counts)
+    return letter.to_row()

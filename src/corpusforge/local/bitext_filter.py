@@ -7,7 +7,9 @@ noise filters, decontamination, fastText on both sides) and return the kept pair
 Arrow table of candidates (the row, then :data:`META`), the drops counted, and with
 ``--keep-rejected`` each dropped pair's rejected row. Batches go out with a bounded window
 (:data:`IN_FLIGHT_PER_WORKER`), so a slow pool holds back the reader instead of filling
-memory; with one worker this process filters them itself.
+memory; with one worker this process filters them itself. A batch may instead be a byte
+range of a plain Moses unit, which the worker reads itself (:mod:`corpusforge.local.bitext_read`)
+and returns with what it read besides the pairs.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from corpusforge.local.bitext_read import MosesRange, RangeRead, read_range
 from corpusforge.local.workers import worker_pool
 from corpusforge.pairing.candidates import (
     Candidate,
@@ -99,7 +102,7 @@ def _filter_batch(batch: list[tuple[Any, ...]]) -> Filtered:
     job: PairJob = _worker["job"]
     lid: LanguageIdentifier = _worker["lid"]
     if job.kind == "bitext":
-        return _filter_bitext(job, lid, batch)
+        return _filter_bitext(job, lid, RawPairs.of_fields(batch))
     counts: Counter[CountKey] = Counter()
     kept: list[Candidate] = []
     rejected: list[tuple[str, dict[str, Any]]] = []
@@ -113,10 +116,17 @@ def _filter_batch(batch: list[tuple[Any, ...]]) -> Filtered:
     return _table(job, _columns(job, kept)), counts, rejected
 
 
-def _filter_bitext(job: PairJob, lid: LanguageIdentifier, batch: list[tuple[Any, ...]]) -> Filtered:
+def _filter_range(task: MosesRange) -> tuple[Filtered, RangeRead]:
+    """A range of a plain Moses unit, read here (:func:`~corpusforge.local.bitext_read.read_range`)
+    and filtered as :func:`_filter_batch` filters a batch; and what was read besides pairs."""
+    pairs, read = read_range(task)
+    return _filter_bitext(_worker["job"], _worker["lid"], pairs), read
+
+
+def _filter_bitext(job: PairJob, lid: LanguageIdentifier, pairs: RawPairs) -> Filtered:
     """:func:`_filter_batch` of bitext pairs: the rule over the batch as a block, its kept
     pairs taken by column (:func:`~corpusforge.pairing.columns.bitext_block`)."""
-    block = bitext_block(RawPairs.of_fields(batch), job.rules, lid)
+    block = bitext_block(pairs, job.rules, lid)
     tallied = Counter(zip(block.pairs.dataset, block.group, strict=True))
     counts: Counter[CountKey] = Counter({("cand", *key): n for key, n in tallied.items()})
     rejected: list[tuple[str, dict[str, Any]]] = []
@@ -191,21 +201,33 @@ Filtered = tuple[pa.Table, Counter[CountKey], list[tuple[str, dict[str, Any]]]]
 """A filtered batch: its candidates, its counts, its rejected rows (:func:`_filter_batch`)."""
 
 
-def filtered(job: PairJob, batches: Iterator[list[tuple[Any, ...]]]) -> Iterator[Filtered]:
+Batch = list[tuple[Any, ...]] | MosesRange
+"""Work for a filter process: raw pairs' fields, or a range of a Moses unit it reads."""
+Done = tuple[Filtered, RangeRead | None]
+"""A batch filtered, and for a range what was read besides its pairs."""
+
+
+def _filter_work(batch: Batch) -> Done:
+    if isinstance(batch, MosesRange):
+        return _filter_range(batch)
+    return _filter_batch(batch), None
+
+
+def filtered(job: PairJob, batches: Iterator[Batch]) -> Iterator[Done]:
     """Each batch filtered, in order: in this process with one worker, else in a pool
     (a worker that dies ends the build: :class:`~corpusforge.jobs.WorkerDied`)."""
     if job.workers <= 1:
         _start_worker(job)
         try:
-            yield from map(_filter_batch, batches)
+            yield from map(_filter_work, batches)
         finally:
             _worker.clear()
         return
     worker = _WORKER[job.kind]
     with worker_pool(worker, job.workers, initializer=_start_worker, initargs=(job,)) as pool:
-        pending: deque[Future[Filtered]] = deque()
+        pending: deque[Future[Done]] = deque()
         for batch in batches:
-            pending.append(pool.submit(_filter_batch, batch))
+            pending.append(pool.submit(_filter_work, batch))
             if len(pending) >= IN_FLIGHT_PER_WORKER * job.workers:
                 yield pool.result(pending.popleft())
         while pending:

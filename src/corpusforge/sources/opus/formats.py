@@ -249,15 +249,26 @@ def read_opus(
             whole_input_letter |= isinstance(item, DeadLetter) and item.origin_line is None
         yield item
     if not pairs and not whole_input_letter:
-        names = " + ".join(file_name(uri) for uri in unit.uris)
-        seen = ", ".join(f"{reason} {n}" for reason, n in sorted(problems.items()))
-        yield DeadLetter.of(
-            SourceReason.READ_NO_RECORDS,
-            (file_name(unit.uris[0]), None, None),
-            f"no pair could be read from {names} ({unit.format.value}): "
-            + (f"only {seen}" if seen else "the input holds no record"),
-            lines=0,
-        )
+        yield no_records_letter(unit, problems)
+
+
+def no_records_letter(unit: OpusInput, problems: collections.Counter[str]) -> DeadLetter:
+    """The ``read_no_records`` note of a unit that gave no pair, and no dead letter about
+    the whole input.
+
+    Args:
+        unit: the read unit.
+        problems: how many of its records were skipped or dead-lettered, by reason.
+    """
+    names = " + ".join(file_name(uri) for uri in unit.uris)
+    seen = ", ".join(f"{reason} {n}" for reason, n in sorted(problems.items()))
+    return DeadLetter.of(
+        SourceReason.READ_NO_RECORDS,
+        (file_name(unit.uris[0]), None, None),
+        f"no pair could be read from {names} ({unit.format.value}): "
+        + (f"only {seen}" if seen else "the input holds no record"),
+        lines=0,
+    )
 
 
 def reader_options(

@@ -68,6 +68,7 @@ def pair_lines(
     dataset: str,
     origin_file: str,
     origin_member: str | None = None,
+    first_line: int = 1,
 ) -> Iterator[SourceItem]:
     """Pair two line streams line by line, with ``zip(..., strict=True)`` semantics.
 
@@ -79,6 +80,9 @@ def pair_lines(
         dataset: corpus name for the records.
         origin_file: file name for origins.
         origin_member: member name for origins, or ``None``.
+        first_line: the line number of the streams' first lines (a byte range of a file
+            read apart: :mod:`corpusforge.local.bitext_read`); a byte-order mark is dropped
+            only on line 1.
 
     Yields:
         A :class:`RawPair` per line; :class:`Skipped` (``align_empty_side``) when a side is
@@ -88,9 +92,9 @@ def pair_lines(
         part-way (``read_unreadable``, after everything before it).
     """
     src_iter, trg_iter = iter(src_lines), iter(trg_lines)
-    line_no = 0
+    line_no = first_line - 1
     try:
-        for line_no, (a, b) in enumerate(zip_longest(src_iter, trg_iter), start=1):
+        for line_no, (a, b) in enumerate(zip_longest(src_iter, trg_iter), start=first_line):
             # the common line costs a few microseconds in all: the Origin of a line is made
             # only for the records that carry it, and decode_line's byte-order mark only on
             # line 1
@@ -185,6 +189,27 @@ def line_count_mismatch(
                 counts.append(count_lines(stream))
         except ZIP_ERRORS:
             return None
+    return mismatch_letter(
+        (counts[0], counts[1]), names=names, origin_file=origin_file, origin_member=origin_member
+    )
+
+
+def mismatch_letter(
+    counts: tuple[int, int],
+    *,
+    names: tuple[str, str],
+    origin_file: str,
+    origin_member: str | None = None,
+) -> DeadLetter | None:
+    """The ``align_line_count_mismatch`` dead letter of two sides of ``counts`` lines;
+    ``None`` when they agree.
+
+    Args:
+        counts: the two sides' line counts.
+        names: the two sides' names, for the message.
+        origin_file: file name for the origin.
+        origin_member: member name for the origin, or ``None``.
+    """
     n_src, n_trg = counts
     if n_src == n_trg:
         return None
@@ -198,7 +223,7 @@ def line_count_mismatch(
     )
 
 
-def _side_lang(uri: str, given: str | None) -> str | None:
+def side_lang(uri: str, given: str | None) -> str | None:
     """The name's language when it names a known one, else ``given``, else the name's."""
     named = named_language(uri)
     if named is not None or not given:
@@ -228,7 +253,7 @@ def read_moses_files(
         See :func:`pair_lines`; origins name ``src_uri``'s file and its line numbers.
     """
     origin_file = file_name(src_uri)
-    langs = (_side_lang(src_uri, src_lang), _side_lang(trg_uri, trg_lang))
+    langs = (side_lang(src_uri, src_lang), side_lang(trg_uri, trg_lang))
     if langs[0] is None or langs[1] is None:
         yield DeadLetter.of(
             SourceReason.PARSE_MISSING_LANG,

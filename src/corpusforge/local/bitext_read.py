@@ -1,0 +1,412 @@
+"""Read units -> raw-pair records, or byte ranges of plain Moses files that workers read.
+
+Step 1 of the local bitext engine (:mod:`corpusforge.local.bitext`). A unit of two plain
+(uncompressed) local Moses files is not read here a line at a time: one pass over each side
+counts its lines and finds where every ``RANGE_LINES``-th line ends (a vectorised newline
+scan), and the unit becomes :class:`MosesRange` items, each ``RANGE_LINES`` lines of both
+sides with their byte offsets and first line number. A filter worker reads its range
+itself (:func:`read_range`): the same pairs, skips and dead letters, with the same origins,
+as :func:`~corpusforge.sources.opus.moses.read_moses_files`, whose
+:func:`~corpusforge.sources.opus.moses.pair_lines` it calls for every line that is not a
+plain pair (line 1, a blank side, bad UTF-8, a line over the length limit). Sides whose
+line counts differ are refused here, as that reader refuses them, and a unit that gives
+no pair gets its ``read_no_records`` note once all its ranges are back
+(:class:`UnitTallies`).
+
+Every other unit (zips, compressed sides, TMX, XCES, TSV, URIs) is read here by
+:func:`~corpusforge.sources.opus.formats.read_opus`, as before.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from corpusforge.pairing.columns import RawPairs
+from corpusforge.sources.opus.formats import (
+    OpusFormat,
+    OpusInput,
+    no_records_letter,
+    read_opus,
+    reader_options,
+)
+from corpusforge.sources.opus.moses import mismatch_letter, pair_lines, side_lang
+from corpusforge.sources.opus.names import infer_dataset
+from corpusforge.sources.opus.records import DeadLetter, RawPair, Skipped
+from corpusforge.sources.opus.streams import (
+    BZ2_MAGIC,
+    GZIP_MAGIC,
+    MAX_LINE_BYTES,
+    STREAM_ERRORS,
+    XZ_MAGIC,
+    LineTooLong,
+    file_name,
+)
+from corpusforge.sources.uris import is_uri
+
+CountKey = tuple[str, ...]
+
+RANGE_LINES = 2_048
+"""Lines of each side in a range: a filter batch's pairs (``local.bitext.BATCH_PAIRS``)."""
+SCAN_BYTES = 8 << 20
+"""Bytes of a side read at a time while its lines are counted and cut into ranges."""
+
+
+@dataclass(frozen=True, slots=True)
+class MosesUnit:
+    """A plain Moses unit that workers read by ranges.
+
+    Attributes:
+        input: the read unit (its two files).
+        src_lang: the first side's language.
+        trg_lang: the second side's language.
+        dataset: the corpus name of its pairs.
+    """
+
+    input: OpusInput
+    src_lang: str
+    trg_lang: str
+    dataset: str
+
+
+@dataclass(frozen=True, slots=True)
+class MosesRange:
+    """Lines ``first_line`` on of both sides of ``unit``: byte ``[start, end)`` of each.
+
+    Attributes:
+        unit: the unit.
+        first_line: the 1-based number of the range's first line.
+        src: the first side's byte offsets.
+        trg: the second side's byte offsets.
+    """
+
+    unit: MosesUnit
+    first_line: int
+    src: tuple[int, int]
+    trg: tuple[int, int]
+
+
+@dataclass
+class RangeRead:
+    """What a worker read of a range, besides its pairs: for this process to count.
+
+    Attributes:
+        unit: the range's unit.
+        pairs: raw pairs read.
+        counts: the read counts, as :func:`tally` keeps them.
+        dead: the dead letters.
+    """
+
+    unit: MosesUnit
+    pairs: int
+    counts: Counter[CountKey] = field(default_factory=Counter)
+    dead: list[DeadLetter] = field(default_factory=list)
+
+
+def read_unit(unit: OpusInput, *, dataset: str | None = None, **options: Any) -> Iterator[Any]:
+    """One unit's records (:func:`~corpusforge.sources.opus.formats.read_opus`'s items), or,
+    for a plain Moses pair, its ranges for the workers.
+
+    Args:
+        unit: a read unit.
+        dataset: corpus name; default: inferred from file names.
+        options: the build's reader options (``reader_options`` picks the unit's).
+    """
+    options = reader_options(unit, **options)
+    moses = _plain_moses(unit, dataset, options)
+    if moses is None:
+        yield from read_opus(unit, dataset=dataset, **options)
+        return
+    try:
+        (n_src, src_cuts), (n_trg, trg_cuts) = map(_cuts, unit.uris)
+    except STREAM_ERRORS:  # read_opus says what failed
+        yield from read_opus(unit, dataset=dataset, **options)
+        return
+    names = (file_name(unit.uris[0]), file_name(unit.uris[1]))
+    mismatch = mismatch_letter((n_src, n_trg), names=names, origin_file=names[0])
+    if mismatch is not None:
+        yield mismatch
+    elif n_src == 0:  # read_opus's note for an input that holds no record
+        yield from read_opus(unit, dataset=dataset, **options)
+    else:
+        for k in range(len(src_cuts) - 1):
+            src, trg = (src_cuts[k], src_cuts[k + 1]), (trg_cuts[k], trg_cuts[k + 1])
+            yield MosesRange(moses, 1 + k * RANGE_LINES, src, trg)
+
+
+def _plain_moses(unit: OpusInput, dataset: str | None, options: dict[str, Any]) -> MosesUnit | None:
+    """``unit`` as a :class:`MosesUnit` when it is two plain local files whose languages
+    are known; else ``None`` (read as before)."""
+    if unit.format is not OpusFormat.MOSES or len(unit.uris) != 2:
+        return None
+    src_uri, trg_uri = unit.uris
+    if not all(_plain_local(uri) for uri in unit.uris):
+        return None
+    src_lang = side_lang(src_uri, options.get("src_lang"))
+    trg_lang = side_lang(trg_uri, options.get("trg_lang"))
+    if src_lang is None or trg_lang is None:
+        return None
+    return MosesUnit(unit, src_lang, trg_lang, dataset or infer_dataset(src_uri))
+
+
+def _plain_local(uri: str) -> bool:
+    """Whether ``uri`` is a local file that is not gzip, bz2 or xz compressed."""
+    if is_uri(uri):
+        return False
+    try:
+        with open(uri, "rb") as f:
+            head = f.read(6)
+    except OSError:
+        return False
+    return not head.startswith((GZIP_MAGIC, BZ2_MAGIC, XZ_MAGIC))
+
+
+def _cuts(path: str) -> tuple[int, list[int]]:
+    """A file's line count (as ``streams.count_lines`` counts them) and the byte offsets
+    that cut it into ranges of ``RANGE_LINES`` lines, from 0 to its size.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    cuts, newlines, offset, last = [0], 0, 0, b"\n"
+    with open(path, "rb") as f:
+        while block := f.read(SCAN_BYTES):
+            ends = np.flatnonzero(np.frombuffer(block, np.uint8) == 10)
+            # the newlines that end a range: the (RANGE_LINES * j)-th of the file
+            nth = np.arange((-newlines - 1) % RANGE_LINES, len(ends), RANGE_LINES)
+            cuts.extend((ends[nth] + offset + 1).tolist())
+            newlines += len(ends)
+            offset += len(block)
+            last = block[-1:]
+    if cuts[-1] != offset:
+        cuts.append(offset)
+    return newlines + (last != b"\n"), cuts
+
+
+def read_range(task: MosesRange) -> tuple[RawPairs, RangeRead]:
+    """A range's raw pairs by column, and its skips and dead letters counted.
+
+    Each side is decoded whole: when both decode and hold no line over the limit, the
+    lines whose sides are both non-blank (after line 1) are pairs as they are, and only
+    the others go through :func:`~corpusforge.sources.opus.moses.pair_lines`; else every
+    line is decoded alone (:func:`_line_by_line`).
+
+    Raises:
+        OSError: a side cannot be read (the file changed since it was planned).
+    """
+    unit = task.unit
+    src_data, trg_data = (
+        _bytes(unit.input.uris[0], *task.src),
+        _bytes(unit.input.uris[1], *task.trg),
+    )
+    read = RangeRead(unit, 0)
+    src: list[str] = []
+    trg: list[str] = []
+    line_nos: list[int] = []
+    texts = _decoded(src_data, trg_data)
+    if texts is None:
+        _line_by_line(task, src_data, trg_data, (src, trg, line_nos), read)
+    else:
+        src_texts, trg_texts = texts
+        first = task.first_line
+        line_nos = list(range(first, first + len(src_texts)))
+        if first > 1 and all(src_texts) and all(trg_texts):
+            src, trg = src_texts, trg_texts
+        else:
+            odd = [
+                i for i, pair in enumerate(zip(src_texts, trg_texts, strict=True)) if not all(pair)
+            ]
+            if first == 1 and odd[:1] != [0]:
+                odd.insert(0, 0)  # line 1 may start with a byte-order mark
+            src, trg, line_nos = _with_odd_lines(
+                task, (src_data, trg_data), (src_texts, trg_texts), odd, read
+            )
+    n = len(src)
+    read.pairs = n
+    read.counts[("read", "records")] += n
+    origin_file = file_name(unit.input.uris[0])
+    pairs = RawPairs(
+        src,
+        trg,
+        [unit.src_lang] * n,
+        [unit.trg_lang] * n,
+        [unit.dataset] * n,
+        [origin_file] * n,
+        [None] * n,
+        line_nos,
+        [0] * n,
+        [None] * n,
+    )
+    return pairs, read
+
+
+Columns = tuple[list[str], list[str], list[int]]
+"""Raw pairs' first side, second side and line numbers."""
+
+
+def _bytes(path: str, start: int, end: int) -> bytes:
+    with open(path, "rb") as f:
+        f.seek(start)
+        return f.read(end - start)
+
+
+def _decoded(src_data: bytes, trg_data: bytes) -> tuple[list[str], list[str]] | None:
+    """Both sides' lines, decoded and stripped; ``None`` when a side does not decode or
+    might hold a line over the limit."""
+    if max(len(src_data), len(trg_data)) > MAX_LINE_BYTES:
+        return None
+    try:
+        return _stripped(src_data.decode("utf-8")), _stripped(trg_data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+
+
+def _stripped(text: str) -> list[str]:
+    """The lines of a range's decoded text, each stripped (as ``pair_lines`` strips)."""
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    return [line.strip() for line in lines]
+
+
+def _split(data: bytes) -> tuple[list[bytes], bool]:
+    """A range's lines split on ``\\n`` only, without it; and whether the last ended with one."""
+    lines = data.split(b"\n")
+    closed = data.endswith(b"\n")
+    if closed:
+        lines.pop()
+    return lines, closed
+
+
+def _with_odd_lines(
+    task: MosesRange,
+    data: tuple[bytes, bytes],
+    texts: tuple[list[str], list[str]],
+    odd: list[int],
+    read: RangeRead,
+) -> Columns:
+    """The pairs of a decoded range, the ``odd`` lines (a blank side, line 1) read as the
+    reader reads them."""
+    (src_lines, src_closed), (trg_lines, trg_closed) = _split(data[0]), _split(data[1])
+    src_texts, trg_texts = texts
+    src: list[str] = []
+    trg: list[str] = []
+    line_nos: list[int] = []
+    start = 0
+    for i in [*odd, len(src_texts)]:
+        src += src_texts[start:i]
+        trg += trg_texts[start:i]
+        line_nos += range(task.first_line + start, task.first_line + i)
+        if i < len(src_texts):
+            a = _as_read(src_lines[i], i + 1 < len(src_lines) or src_closed)
+            b = _as_read(trg_lines[i], i + 1 < len(trg_lines) or trg_closed)
+            _read_line(task, task.first_line + i, a, b, (src, trg, line_nos), read)
+        start = i + 1
+    return src, trg, line_nos
+
+
+def _line_by_line(
+    task: MosesRange, src_data: bytes, trg_data: bytes, columns: Columns, read: RangeRead
+) -> None:
+    """A range with bad UTF-8 or a line over the limit somewhere: each line decoded alone,
+    into ``columns``."""
+    (src_lines, src_closed), (trg_lines, trg_closed) = _split(src_data), _split(trg_data)
+    src, trg, line_nos = columns
+    last = task.first_line + len(src_lines) - 1
+    for line_no, a, b in zip(range(task.first_line, last + 1), src_lines, trg_lines, strict=True):
+        # the common line: both sides decode and neither is blank (pair_lines' own test)
+        if line_no > 1 and max(len(a), len(b)) <= MAX_LINE_BYTES:
+            try:
+                s, t = a.decode("utf-8").strip(), b.decode("utf-8").strip()
+            except UnicodeDecodeError:
+                pass
+            else:
+                if s and t:
+                    src.append(s)
+                    trg.append(t)
+                    line_nos.append(line_no)
+                    continue
+        ended = line_no < last
+        a_read = _as_read(a, ended or src_closed)
+        b_read = _as_read(b, ended or trg_closed)
+        _read_line(task, line_no, a_read, b_read, columns, read)
+
+
+def _read_line(
+    task: MosesRange,
+    line_no: int,
+    a: bytes | LineTooLong,
+    b: bytes | LineTooLong,
+    columns: Columns,
+    read: RangeRead,
+) -> None:
+    """One line of both sides, as ``streams.iter_lines`` gives it, through ``pair_lines``:
+    a pair into ``columns``, or a skip or dead letter counted in ``read``."""
+    unit = task.unit
+    items = pair_lines(
+        [a],
+        [b],
+        src_lang=unit.src_lang,
+        trg_lang=unit.trg_lang,
+        dataset=unit.dataset,
+        origin_file=file_name(unit.input.uris[0]),
+        first_line=line_no,
+    )
+    for item in items:
+        if isinstance(item, RawPair):
+            columns[0].append(item.src)
+            columns[1].append(item.trg)
+            columns[2].append(line_no)
+        else:
+            dead = tally(item, read.counts)
+            if dead is not None:
+                read.dead.append(dead)
+
+
+def _as_read(line: bytes, ended: bool) -> bytes | LineTooLong:
+    """A line as ``streams.iter_lines`` yields it: without its ``\\r\\n`` ending (when it
+    ended with a ``\\n``), or a :class:`LineTooLong` in place of a line over the limit."""
+    if len(line) > MAX_LINE_BYTES:
+        return LineTooLong(line[:1024], MAX_LINE_BYTES)
+    return line[:-1] if ended and line.endswith(b"\r") else line
+
+
+def tally(record: DeadLetter | Skipped, counts: Counter[CountKey]) -> DeadLetter | None:
+    """Count a skip or a dead letter as the manifest counts them; the dead letter, to be
+    written."""
+    if isinstance(record, Skipped):
+        counts[("skip", str(record.reason))] += 1
+        counts[("read", "records")] += 1
+        return None
+    counts[("dead", record.reason)] += 1
+    counts[("read", "records")] += record.records
+    counts[("read", "dead_letter_lines")] += record.records
+    return record
+
+
+@dataclass
+class UnitTallies:
+    """The pairs and problems of each unit read by ranges, for its ``read_no_records``
+    note: a unit that gave no pair (all its lines blank or dead-lettered) gets one, as
+    :func:`~corpusforge.sources.opus.formats.read_opus` gives it."""
+
+    pairs: Counter[MosesUnit] = field(default_factory=Counter)
+    problems: dict[MosesUnit, Counter[str]] = field(default_factory=dict)
+
+    def add(self, read: RangeRead) -> None:
+        """Count a range's pairs and problems."""
+        self.pairs[read.unit] += read.pairs
+        problems = self.problems.setdefault(read.unit, Counter())
+        for key, n in read.counts.items():
+            if key[0] in ("skip", "dead"):
+                problems[key[1]] += n
+
+    def notes(self) -> Iterator[DeadLetter]:
+        """The ``read_no_records`` note of each unit that gave no pair."""
+        for unit, problems in self.problems.items():
+            if not self.pairs[unit]:
+                yield no_records_letter(unit.input, problems)

@@ -1,0 +1,234 @@
+"""Plain Moses units read by byte ranges in the workers give what the reader gives.
+
+:mod:`corpusforge.local.bitext_read` cuts a plain Moses pair into ranges of
+``RANGE_LINES`` lines (forced down to a few here, so every odd line meets a range's edge,
+and the scan for them reads a few bytes at a time)
+and reads each apart; the pairs, their origins, the skips, the dead letters (reason,
+detail, excerpt, line) and every count must equal
+:func:`~corpusforge.sources.opus.formats.read_opus`'s over the whole files. Last, a whole
+build of such files publishes the Beam pipeline's release.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from corpusforge.builds import bitext
+from corpusforge.config.bitext import BitextConfig
+from corpusforge.local import bitext_filter, bitext_read
+from corpusforge.local.bitext_read import MosesRange, UnitTallies, read_range, read_unit, tally
+from corpusforge.release.layout import DEAD_LETTERS
+from corpusforge.sources.opus.formats import OpusFormat, OpusInput, read_opus, reader_options
+from corpusforge.sources.opus.records import DeadLetter, RawPair
+from corpusforge.sources.opus.streams import MAX_LINE_BYTES
+from tests.bitext.test_local_engine import same_on_every_engine
+
+Read = tuple[list[RawPair], Counter[tuple[str, ...]], list[DeadLetter], int]
+
+DE = [
+    "\ufeffDas ist der erste Satz.",  # a byte-order mark on line 1 only
+    "Ein Satz mit einem\r einsamen Wagenrücklauf.",  # a lone \r splits nothing
+    "   ",  # a blank side: skipped
+    "Zeile mit Windows-Ende.\r",  # \r\n ending
+    "Kaputt \xff hier.",  # invalid UTF-8 (written as latin-1 below)
+    "Noch ein guter Satz.",
+    "",
+    "Vorletzter Satz hier.",
+    "Endet mit halbem Zeichen \xc3\r",  # an incomplete character before \r\n
+    "Der letzte Satz.",
+]
+EN = [
+    "This is the first sentence.",
+    "A sentence with a lone carriage return.",
+    "A side that is there.",
+    "Line with a Windows ending.",
+    "Broken here.",
+    "Another good sentence.",
+    "Both sides empty, but not this one.",
+    "The last but one sentence.",
+    "Ends with half a character.",
+    "The last sentence.",
+]
+
+
+def _write(path: Path, lines: list[str], *, newline_at_end: bool = True) -> str:
+    data = b"\n".join(_raw(line) for line in lines) + (b"\n" if newline_at_end else b"")
+    path.write_bytes(data)
+    return str(path)
+
+
+def _raw(line: str) -> bytes:
+    """The line's bytes: UTF-8, but ``\\xff`` and ``\\xc3`` stay single bad bytes."""
+    return line.encode("latin-1" if "\xff" in line or "\xc3" in line else "utf-8")
+
+
+def by_ranges(unit: OpusInput, **options: Any) -> Read:
+    """What the engine makes of ``unit``: ranges read apart, else the reader's items."""
+    pairs: list[RawPair] = []
+    counts: Counter[tuple[str, ...]] = Counter()
+    dead: list[DeadLetter] = []
+    units = UnitTallies()
+    ranges = 0
+    for item in read_unit(unit, **options):
+        if isinstance(item, MosesRange):
+            ranges += 1
+            got, read = read_range(item)
+            pairs += [got.pair(i) for i in range(len(got))]
+            counts.update(read.counts)
+            dead += read.dead
+            units.add(read)
+        elif isinstance(item, RawPair):
+            pairs.append(item)
+            counts[("read", "records")] += 1
+        else:
+            letter = tally(item, counts)
+            dead += [letter] if letter is not None else []
+    for note in units.notes():
+        tally(note, counts)
+        dead.append(note)
+    return pairs, counts, dead, ranges
+
+
+def as_read(unit: OpusInput, **options: Any) -> Read:
+    """What the reader makes of ``unit``, counted as the engine counts it."""
+    pairs: list[RawPair] = []
+    counts: Counter[tuple[str, ...]] = Counter()
+    dead: list[DeadLetter] = []
+    for item in read_opus(unit, **reader_options(unit, **options)):
+        if isinstance(item, RawPair):
+            pairs.append(item)
+            counts[("read", "records")] += 1
+        else:
+            letter = tally(item, counts)
+            dead += [letter] if letter is not None else []
+    return pairs, counts, dead, 0
+
+
+def assert_same(unit: OpusInput, *, ranges: int, **options: Any) -> Read:
+    got = by_ranges(unit, **options)
+    expected = as_read(unit, **options)
+    assert got[0] == expected[0]
+    assert got[1] == expected[1]
+    assert sorted(got[2], key=repr) == sorted(expected[2], key=repr)
+    assert got[3] == ranges
+    return got
+
+
+@pytest.fixture(autouse=True)
+def small_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bitext_read, "RANGE_LINES", 3)
+    monkeypatch.setattr(bitext_read, "SCAN_BYTES", 16)  # a range's edge in any block
+
+
+@pytest.mark.parametrize("newline_at_end", [(True, True), (False, True), (False, False)])
+def test_hostile_lines_read_by_ranges_as_the_reader_reads_them(
+    tmp_path: Path, newline_at_end: tuple[bool, bool]
+) -> None:
+    de = _write(tmp_path / "t.de-en.de", DE, newline_at_end=newline_at_end[0])
+    en = _write(tmp_path / "t.de-en.en", EN, newline_at_end=newline_at_end[1])
+    pairs, counts, dead, _ = assert_same(OpusInput(OpusFormat.MOSES, (de, en)), ranges=4)
+    assert pairs[0].src == "Das ist der erste Satz."
+    assert [p.origin_line for p in pairs] == [1, 2, 4, 6, 8, 10]
+    assert sorted(d.origin_line or 0 for d in dead) == [5, 9]
+    assert counts[("skip", "align_empty_side")] == 2
+
+
+def test_a_range_edge_on_the_last_line_and_a_line_count_of_whole_ranges(tmp_path: Path) -> None:
+    # the last line, without a \n, keeps its \r (in its dead letter's excerpt)
+    de = _write(tmp_path / "t.de-en.de", DE[:9], newline_at_end=False)
+    en = _write(tmp_path / "t.de-en.en", EN[:9])
+    assert_same(OpusInput(OpusFormat.MOSES, (de, en)), ranges=3)
+
+
+def test_a_line_over_the_limit_is_dead_lettered_with_its_head(tmp_path: Path) -> None:
+    long = "x" * (MAX_LINE_BYTES + 1)
+    # the limit counts a \r before the \n: the last line is just within it
+    de = _write(
+        tmp_path / "t.de-en.de", [*DE[1:3], long, "Gut.", "y" * (MAX_LINE_BYTES - 1) + "\r"]
+    )
+    en = _write(tmp_path / "t.de-en.en", [*EN[1:3], "Fine.", long[:-2] + "\r\r", "Good."])
+    _, _, dead, _ = assert_same(OpusInput(OpusFormat.MOSES, (de, en)), ranges=2)
+    assert [d.reason for d in dead] == ["read_line_too_long"] * 2
+
+
+def test_sides_of_different_lengths_are_refused_whole(tmp_path: Path) -> None:
+    de = _write(tmp_path / "t.de-en.de", DE)
+    en = _write(tmp_path / "t.de-en.en", EN[:-1])
+    _, counts, dead, _ = assert_same(OpusInput(OpusFormat.MOSES, (de, en)), ranges=0)
+    assert [d.reason for d in dead] == ["align_line_count_mismatch"]
+    assert counts[("read", "records")] == len(DE)
+
+
+def test_a_unit_without_a_pair_gets_its_note_once_its_ranges_are_back(tmp_path: Path) -> None:
+    de = _write(tmp_path / "t.de-en.de", ["", " ", "Nur eine Seite.", "\xff", ""])
+    en = _write(tmp_path / "t.de-en.en", ["x", "", " ", "Broken.", ""])
+    _, _, dead, _ = assert_same(OpusInput(OpusFormat.MOSES, (de, en)), ranges=2)
+    assert sorted(d.reason for d in dead) == ["read_decode_error", "read_no_records"]
+    (tmp_path / "e.de-en.de").write_bytes(b"")
+    (tmp_path / "e.de-en.en").write_bytes(b"")
+    empty = (str(tmp_path / "e.de-en.de"), str(tmp_path / "e.de-en.en"))
+    _, _, dead, _ = assert_same(OpusInput(OpusFormat.MOSES, empty), ranges=0)
+    assert [d.reason for d in dead] == ["read_no_records"]
+
+
+def test_compressed_and_nameless_sides_stay_with_the_reader(tmp_path: Path) -> None:
+    import gzip
+
+    de = tmp_path / "t.de-en.de"
+    de.write_bytes(gzip.compress("\n".join(DE[5:]).encode()))
+    en = _write(tmp_path / "t.de-en.en", EN[5:])
+    assert_same(OpusInput(OpusFormat.MOSES, (str(de), en)), ranges=0)
+    src = _write(tmp_path / "a.txt", DE[5:])
+    trg = _write(tmp_path / "b.txt", EN[5:])
+    unit = OpusInput(OpusFormat.MOSES, (src, trg))
+    assert_same(unit, ranges=2, src_lang="de", trg_lang="en")
+    assert_same(unit, ranges=0)  # no language: the reader's dead letter
+
+
+def test_a_build_of_hostile_plain_files_publishes_the_pipelines_release(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pipeline reads them with the reader; the local engine by ranges (counted where
+    this process filters: one worker)."""
+    ranges: list[MosesRange] = []
+
+    def counted(task: MosesRange) -> Any:
+        ranges.append(task)
+        return read_range(task)
+
+    monkeypatch.setattr(bitext_filter, "read_range", counted)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    inputs = (
+        _write(folder / "t.de-en.de", DE * 3),
+        _write(folder / "t.de-en.en", EN * 3, newline_at_end=False),
+    )
+    expected = same_on_every_engine(
+        bitext.build,
+        lambda out: BitextConfig(inputs=inputs, out=str(out), rows_per_shard=2),
+        tmp_path,
+    )
+    assert any(name.startswith(f"{DEAD_LETTERS}/") for name in expected)
+    assert len(ranges) == 10
+
+
+def test_the_engine_cuts_units_into_ranges(tmp_path: Path) -> None:
+    """The build above is honest only if its files went to the workers by ranges."""
+    de = _write(tmp_path / "t.de-en.de", DE)
+    en = _write(tmp_path / "t.de-en.en", EN)
+    items = list(read_unit(OpusInput(OpusFormat.MOSES, (de, en))))
+    assert [i.first_line for i in items if isinstance(i, MosesRange)] == [1, 4, 7, 10]
+    sizes = [len(line.encode("utf-8", "surrogateescape")) for line in DE]
+    assert items[1].src[0] == sum(sizes[:3]) + 3  # line 4 starts after three lines and \n
+
+
+def test_a_mark_and_a_blank_side_in_ranges_that_decode_whole(tmp_path: Path) -> None:
+    de = _write(tmp_path / "t.de-en.de", ["\ufeffEins.", "Zwei.", "Drei.", "Vier.", "Fünf."])
+    en = _write(tmp_path / "t.de-en.en", ["One.", "Two.", "Three.", "Four.", " \t"])
+    pairs, counts, _, _ = assert_same(OpusInput(OpusFormat.MOSES, (de, en)), ranges=2)
+    assert pairs[0].src == "Eins."
+    assert counts[("skip", "align_empty_side")] == 1
