@@ -1,7 +1,8 @@
 """Does the Twitter build scale out on Flink? Memory per process and time per line at 1x-16x.
 
     .venv/bin/python benchmarks/bench_flink_scale.py [--tweets 20000] [--scales 1 4 16] \\
-        [--master localhost:PORT] [--workdir DIR] [--runs 1] [--flink-flag=--BEAM_FLAG=VALUE]
+        [--master localhost:PORT] [--workdir DIR] [--runs 1] [--flink-flag=--BEAM_FLAG=VALUE] \\
+        [--probe DIR]
 
 Inputs: ``max(scales)`` distinct day archives, ``corpusforge synth twitter --out
 twitter-stream-2021-01-DD.zip --tweets N --layout zip-2020 --seed DD --start 2021-01-DD``,
@@ -29,7 +30,8 @@ be missed. Prints, per scale and engine: lines read, wall seconds, seconds and c
 workers seen, the TaskManager's and the driver's, and whether the release equals the local
 engine's (every file but the runner named in the manifest and the card); then the ratios
 16x/1x the issue's acceptance reads (memory flat within 25 %, time per million lines not
-growing).
+growing). With ``--probe DIR`` every SDK worker also writes what it holds, once a second,
+to ``DIR/<pid>.tsv`` (``worker_probe/sitecustomize.py`` says what the columns are).
 """
 
 from __future__ import annotations
@@ -54,6 +56,9 @@ import _builds
 from corpusforge.heap import worker_environment
 
 REPO = Path(__file__).resolve().parents[1]
+PROBE = Path(__file__).resolve().parent / "worker_probe"
+"""The folder of the SDK workers' probe (its ``sitecustomize``), put on the pool's path."""
+PROBE_DIR_ENV = "CORPUSFORGE_PROBE_DIR"
 CORES = 2
 SAMPLE_SECONDS = 0.5
 ENV = {
@@ -192,16 +197,21 @@ def _cmdline(pid: int) -> bytes:
 
 
 @contextmanager
-def worker_pool() -> Iterator[tuple[str, int]]:
+def worker_pool(probe: str | None = None) -> Iterator[tuple[str, int]]:
     """Beam's worker pool with this venv first on ``PATH`` and glibc's heap settings
-    (``heap.WORKER_ENV``, inherited by its workers); (address, pid)."""
+    (``heap.WORKER_ENV``, inherited by its workers); (address, pid). ``probe``: a folder
+    where each SDK worker writes what it holds, once a second (``worker_probe/``)."""
     with socket.socket() as s:
         s.bind(("localhost", 0))
         port = int(s.getsockname()[1])
+    env = worker_environment(ENV)
+    if probe:
+        env["PYTHONPATH"] = os.pathsep.join([str(PROBE), env["PYTHONPATH"]])
+        env[PROBE_DIR_ENV] = probe
     command = [sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main"]
     proc = subprocess.Popen(
         [*command, f"--service_port={port}"],
-        env=worker_environment(ENV), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
@@ -285,7 +295,17 @@ def main() -> None:
         help="one more Beam flag for the Flink builds, e.g. --flink-flag="
         "--execution_mode_for_batch=PIPELINED (repeat for more)",
     )
+    parser.add_argument(
+        "--probe",
+        metavar="DIR",
+        help="each SDK worker writes DIR/<pid>.tsv, once a second: its RSS, Python's and "
+        "glibc's heaps, the data channels' send queues, its active bundles (a diagnosis; "
+        "tracemalloc slows the workers)",
+    )
     args = parser.parse_args()
+    probe = str(Path(args.probe).resolve()) if args.probe else None
+    if probe:
+        Path(probe).mkdir(parents=True, exist_ok=True)
     folder = Path(args.workdir or tempfile.mkdtemp(prefix="bench-flink-scale-"))
     folder.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
@@ -293,7 +313,7 @@ def main() -> None:
     print(f"{len(archives)} day archives of {args.tweets:,} tweets in {folder} "
           f"({time.perf_counter() - start:.0f} s)", flush=True)  # fmt: skip
     rows: list[Row] = []
-    with cluster(args.master) as (master, taskmanagers), worker_pool() as (pool, pool_pid):
+    with cluster(args.master) as (master, taskmanagers), worker_pool(probe) as (pool, pool_pid):
         flink = ["--runner", "flink", f"--flink_master={master}", "--parallelism=2"]
         flink += ["--environment_type=EXTERNAL", f"--environment_config={pool}"]
         flink += args.flink_flag
