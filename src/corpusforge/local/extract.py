@@ -36,6 +36,7 @@ import math
 import os
 import queue
 import shutil
+import sys
 import tempfile
 import traceback
 from collections import Counter
@@ -64,8 +65,10 @@ RowKey = Callable[[Mapping[str, Any]], Any]
 PARTITION_BYTES = 128 * 2**20
 """Archive bytes per partition by default (about 150k lines of bz2 JSON): one partition's
 records, merged in polars, take a few hundred MB."""
-BATCH_ROWS = 20_000
-"""Rows a worker holds of each kind before it appends them to its spill files."""
+BATCH_ROWS = 4_000
+"""Rows a worker holds of each kind before it appends them to its spill files (20,000 cost
+about 0.8 µs of CPU a line more, the rows waiting out of the cache; ``benchmarks/RESULTS.md``,
+issue 38, fifth session)."""
 MAX_PARTITIONS = 4096
 MEMBER_SEQ_BITS = 32
 """``_seq`` is ``member << 32 | output``: a member yields fewer than 2**32 rows (its
@@ -184,6 +187,7 @@ def _read(uri: str, job: ExtractJob, workers: int) -> Counter[str]:
     """List the archive here, read its members on ``workers`` processes; the counts."""
     counts: Counter[str] = Counter()
     refs: list[MemberRef] = []
+    _pyarrow_without_pandas()
     listing = _Spill(job, writer=0)
     for seq, item in enumerate(list_archive(uri, Tally(counts))):
         if isinstance(item, MemberRef):
@@ -213,12 +217,18 @@ class _MemberRead:
 
 class _Spill:
     """One process's rows -> its spill files: records and deletes by id partition, dead
-    letters in one partition of their own."""
+    letters in one partition of their own.
+
+    A row's ``_seq`` and ``_place`` wait in lists of their own, beside the rows, and join
+    them as columns when a batch is written, rather than two more keys in every row's dict
+    (whose table, ten keys, would grow). Batches of :data:`BATCH_ROWS` keep the rows waiting
+    few enough to stay in the processor's cache.
+    """
 
     def __init__(self, job: ExtractJob, writer: int) -> None:
         self._job = job
         self._schemas = {
-            output: arrow_schema(ref).append(_SEQ).append(_PLACE)
+            output: arrow_schema(ref)
             for output, ref in (
                 (ReadOutput.RECORD, TWEET),
                 (ReadOutput.DELETE, DELETE),
@@ -230,38 +240,51 @@ class _Spill:
             ReadOutput.DELETE: PartitionWriter(job.spill, "deletes", writer, job.partitions, "id"),
             ReadOutput.DEAD: PartitionWriter(job.spill, "dead", writer, 1, "_seq"),
         }
-        self._rows: dict[ReadOutput, list[dict[str, Any]]] = {k: [] for k in self._out}
+        # rows, _seq and _place of each output, by ReadOutput's value: an enum member hashes
+        # in Python, its value (a str) in C
+        self._rows: dict[str, _Batch] = {output.value: _Batch() for output in self._out}
         self._keys: list[tuple[Any, ...]] = []
 
     def add(self, output: ReadOutput, row: dict[str, Any], seq: int) -> None:
-        row["_seq"] = seq
         if output is ReadOutput.DEAD:
             key = self._job.dead_key(row)
             self._keys.append(key)
         else:
             key = self._job.tweet_key(row)
-        row["_place"] = placement(key)
-        rows = self._rows[output]
-        rows.append(row)
-        if len(rows) >= BATCH_ROWS:
+        batch = self._rows[output.value]
+        batch.rows.append(row)
+        batch.seqs.append(seq)
+        batch.places.append(placement(key))
+        if len(batch.rows) >= BATCH_ROWS:
             self._flush(output)
 
     def _flush(self, output: ReadOutput) -> None:
-        rows = self._rows[output]
-        if not rows:
+        batch = self._rows[output.value]
+        if not batch.rows:
             return
-        table = pa.Table.from_pylist(rows, schema=self._schemas[output])
+        table = pa.Table.from_pylist(batch.rows, schema=self._schemas[output])
+        table = table.append_column(_SEQ, pa.array(batch.seqs, _SEQ.type))
+        table = table.append_column(_PLACE, pa.array(batch.places, _PLACE.type))
         if output is ReadOutput.DEAD:
             for i, values in enumerate(zip(*self._keys, strict=True)):
                 table = table.append_column(f"_k{i}", pa.array(values))
             self._keys = []
         self._out[output].add(table)
-        self._rows[output] = []
+        self._rows[output.value] = _Batch()
 
     def close(self) -> None:
         for output, writer in self._out.items():
             self._flush(output)
             writer.close()
+
+
+@dataclass
+class _Batch:
+    """Rows of one output waiting to be written, with their ``_seq`` and ``_place``."""
+
+    rows: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    seqs: list[int] = dataclasses.field(default_factory=list)
+    places: list[int] = dataclasses.field(default_factory=list)
 
 
 def _read_members(
@@ -302,7 +325,6 @@ def _pool_read(
     workers = min(workers, len(members))
     for _ in range(workers):
         tasks.put(None)
-    _let_pyarrow_import_pandas()
     procs = [
         context.Process(target=_work, args=(job, w, tasks, results), daemon=True)
         for w in range(1, workers + 1)
@@ -334,16 +356,36 @@ def _pool_read(
                 proc.join()
 
 
-def _let_pyarrow_import_pandas() -> None:
-    """Have pyarrow import pandas here, before the read workers fork, so they inherit it.
+def _pyarrow_without_pandas() -> None:
+    """Have pyarrow decide here, once, that no value it converts is a pandas object, without
+    importing pandas: this process and the read workers it forks then never import it.
 
     pyarrow's first conversion of Python values (``pa.array``, ``Table.from_pylist``) imports
-    pandas, when installed, only to ask whether the values are pandas objects. Each read
-    worker did so at its first batch (about 0.2 s of CPU each, on the read's critical path),
-    and this process again in the pair stage; done once here, nobody does it again. The
-    values converted are the same either way.
+    pandas, when installed, only to ask whether the values are pandas objects, and remembers
+    the answer; nothing in corpusforge makes a pandas object, so none can be one while
+    pandas is not imported. The import cost about 0.2 s of CPU, first in each read worker,
+    then (issue 38, fourth session) once here before the fork, on one core; now nowhere. An
+    explicit pandas call (``Table.to_pandas``) still imports it then. The values converted
+    are the same either way.
     """
-    pa.array([0])
+    if "pandas" in sys.modules:  # already imported: pyarrow will see it for free
+        return
+    sys.meta_path.insert(0, _NoPandas)
+    try:
+        pa.array([0])
+    finally:
+        sys.meta_path.remove(_NoPandas)
+
+
+class _NoPandas:
+    """An import finder that has ``import pandas`` fail (pyarrow's own import of it skips
+    ``None`` in ``sys.modules``)."""
+
+    @staticmethod
+    def find_spec(name: str, *args: object) -> None:
+        if name == "pandas":
+            raise ModuleNotFoundError("not imported for pyarrow's check", name=name)
+        return None
 
 
 def _work(job: ExtractJob, writer: int, tasks: Any, results: Any) -> None:
