@@ -1,4 +1,4 @@
-"""Plain Moses units read by byte ranges in the workers give what the reader gives.
+"""Plain Moses and TSV units read by byte ranges in the workers give what the reader gives.
 
 :mod:`corpusforge.local.bitext_read` cuts a plain Moses pair into ranges of
 ``RANGE_LINES`` lines (forced down to a few here, so every odd line meets a range's edge,
@@ -20,7 +20,14 @@ import pytest
 from corpusforge.builds import bitext
 from corpusforge.config.bitext import BitextConfig
 from corpusforge.local import bitext_filter, bitext_read
-from corpusforge.local.bitext_read import MosesRange, UnitTallies, read_range, read_unit, tally
+from corpusforge.local.bitext_read import (
+    MosesRange,
+    TsvRange,
+    UnitTallies,
+    read_range,
+    read_unit,
+    tally,
+)
 from corpusforge.release.layout import DEAD_LETTERS
 from corpusforge.sources.opus.formats import OpusFormat, OpusInput, read_opus, reader_options
 from corpusforge.sources.opus.records import DeadLetter, RawPair
@@ -74,7 +81,7 @@ def by_ranges(unit: OpusInput, **options: Any) -> Read:
     units = UnitTallies()
     ranges = 0
     for item in read_unit(unit, **options):
-        if isinstance(item, MosesRange):
+        if isinstance(item, MosesRange | TsvRange):
             ranges += 1
             got, read = read_range(item)
             pairs += [got.pair(i) for i in range(len(got))]
@@ -192,8 +199,8 @@ def test_compressed_and_nameless_sides_stay_with_the_reader(tmp_path: Path) -> N
 def test_a_build_of_hostile_plain_files_publishes_the_pipelines_release(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The pipeline reads them with the reader; the local engine by ranges (counted where
-    this process filters: one worker)."""
+    """Moses and TSV: the pipeline reads them with the readers; the local engine by ranges
+    (counted where this process filters: one worker)."""
     ranges: list[MosesRange] = []
 
     def counted(task: MosesRange) -> Any:
@@ -206,6 +213,7 @@ def test_a_build_of_hostile_plain_files_publishes_the_pipelines_release(
     inputs = (
         _write(folder / "t.de-en.de", DE * 3),
         _write(folder / "t.de-en.en", EN * 3, newline_at_end=False),
+        _write(folder / "tatoeba.tsv", TSV * 2),
     )
     expected = same_on_every_engine(
         bitext.build,
@@ -213,7 +221,7 @@ def test_a_build_of_hostile_plain_files_publishes_the_pipelines_release(
         tmp_path,
     )
     assert any(name.startswith(f"{DEAD_LETTERS}/") for name in expected)
-    assert len(ranges) == 10
+    assert len(ranges) == 10 + 6
 
 
 def test_the_engine_cuts_units_into_ranges(tmp_path: Path) -> None:
@@ -232,3 +240,76 @@ def test_a_mark_and_a_blank_side_in_ranges_that_decode_whole(tmp_path: Path) -> 
     pairs, counts, _, _ = assert_same(OpusInput(OpusFormat.MOSES, (de, en)), ranges=2)
     assert pairs[0].src == "Eins."
     assert counts[("skip", "align_empty_side")] == 1
+
+
+TSV = [
+    "\ufeffdeu\teng\tEin Satz.\tA sentence.",  # tatoeba, with a byte-order mark
+    "deu\teng\tZeile mit\r Wagenrücklauf.\tA lone carriage return.\r",
+    "fra\teng\tUne phrase.\tA sentence.",
+    "deu\teng\t \tBlank first side.",
+    "xx!\teng\tKeine Sprache.\tNo language.",
+    "deu\teng\tLetzter Satz.\tThe last one.\r",
+    "deu\teng\tKaputt \xff.\tBroken.",
+    "deu\teng\tZu wenige Spalten.\r",  # without a \n, its excerpt keeps the \r
+]
+
+
+@pytest.mark.parametrize("newline_at_end", [True, False])
+def test_tsv_lines_read_by_ranges_as_the_reader_reads_them(
+    tmp_path: Path, newline_at_end: bool
+) -> None:
+    path = _write(tmp_path / "tatoeba.tsv", TSV, newline_at_end=newline_at_end)
+    pairs, counts, dead, _ = assert_same(OpusInput(OpusFormat.TSV, (path,)), ranges=3)
+    assert [(p.src_lang, p.origin_line) for p in pairs] == [
+        ("de", 1),
+        ("de", 2),
+        ("fr", 3),
+        ("de", 6),
+    ]
+    assert pairs[0].src == "Ein Satz."
+    assert sorted(d.reason for d in dead) == [
+        "parse_column_count",
+        "parse_missing_lang",
+        "read_decode_error",
+    ]
+    assert counts[("skip", "align_empty_side")] == 1
+
+
+def test_tsv_layouts_languages_scores_and_parts(tmp_path: Path) -> None:
+    wiki = ["1.25\tEin Satz.\tA sentence.", "oops\tKein Wert.\tNo score.", "1.0\t\tx"] * 2
+    path = _write(tmp_path / "WikiMatrix.de-en.tsv", wiki)
+    pairs, _, _, _ = assert_same(OpusInput(OpusFormat.TSV, (path,)), ranges=2)
+    assert [p.score for p in pairs] == [1.25, 1.25]
+    first = ["Hello.\tHallo.\tServus.", "One.\tEins.", "\tLeer."] * 2
+    path = _write(tmp_path / "TED2020-en-de-train.tsv", first)
+    unit = OpusInput(OpusFormat.TSV, (path,))
+    pairs, _, _, _ = assert_same(unit, ranges=2, tsv_layout="english_first")
+    assert [(p.origin_line, p.origin_part) for p in pairs][:3] == [(1, 0), (1, 1), (2, 0)]
+    assert_same(unit, ranges=0, src_lang="en", trg_lang="de")  # 3 columns tell no layout
+    path = _write(tmp_path / "pairs.tsv", ["Eins.\tOne.", "Zwei.\tTwo."])
+    _, _, dead, _ = assert_same(OpusInput(OpusFormat.TSV, (path,)), ranges=1)
+    assert sorted(d.reason for d in dead) == ["parse_missing_lang"] * 2 + ["read_no_records"]
+
+
+def test_tsv_files_whose_first_line_tells_no_layout_stay_with_the_reader(tmp_path: Path) -> None:
+    for name, lines in [
+        ("a.de-en.tsv", ["one column only", *TSV[2:4]]),
+        ("b.de-en.tsv", ["\xff\tbad first line", *TSV[2:4]]),
+        ("c.de-en.tsv", ["x" * (MAX_LINE_BYTES + 1), *TSV[2:4]]),
+    ]:
+        path = _write(tmp_path / name, lines)
+        assert_same(OpusInput(OpusFormat.TSV, (path,)), ranges=0)
+    path = _write(tmp_path / "d.de-en.tsv", ["one column only", "x\ty"])
+    assert_same(OpusInput(OpusFormat.TSV, (path,)), ranges=1, tsv_layout="pair")
+    (tmp_path / "e.de-en.tsv").write_bytes(b"")
+    assert_same(OpusInput(OpusFormat.TSV, (str(tmp_path / "e.de-en.tsv"),)), ranges=0)
+
+
+def test_a_tsv_line_over_the_limit_and_a_tsv_file_without_a_pair(tmp_path: Path) -> None:
+    lines = ["Eins.\tOne.", "x" * MAX_LINE_BYTES + "\tTwo.", "Drei.\t ", "y" * (MAX_LINE_BYTES - 1)]
+    path = _write(tmp_path / "t.de-en.tsv", lines)
+    _, _, dead, _ = assert_same(OpusInput(OpusFormat.TSV, (path,)), ranges=2)
+    assert [d.reason for d in dead] == ["read_line_too_long", "parse_column_count"]
+    path = _write(tmp_path / "u.de-en.tsv", ["Eins.\t", "\xff\tTwo."])
+    _, _, dead, _ = assert_same(OpusInput(OpusFormat.TSV, (path,)), ranges=1)
+    assert sorted(d.reason for d in dead) == ["read_decode_error", "read_no_records"]

@@ -8,8 +8,8 @@ Arrow table of candidates (the row, then :data:`META`), the drops counted, and w
 ``--keep-rejected`` each dropped pair's rejected row. Batches go out with a bounded window
 (:data:`IN_FLIGHT_PER_WORKER`), so a slow pool holds back the reader instead of filling
 memory; with one worker this process filters them itself. A batch may instead be a byte
-range of a plain Moses unit, which the worker reads itself (:mod:`corpusforge.local.bitext_read`)
-and returns with what it read besides the pairs.
+range of a plain Moses or TSV unit, which the worker reads itself
+(:mod:`corpusforge.local.bitext_read`) and returns with what it read besides the pairs.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from corpusforge.local.bitext_read import MosesRange, RangeRead, read_range
+from corpusforge.local.bitext_read import Range, RangeRead, read_range
 from corpusforge.local.workers import worker_pool
 from corpusforge.pairing.candidates import (
     Candidate,
@@ -116,9 +116,10 @@ def _filter_batch(batch: list[tuple[Any, ...]]) -> Filtered:
     return _table(job, _columns(job, kept)), counts, rejected
 
 
-def _filter_range(task: MosesRange) -> tuple[Filtered, RangeRead]:
-    """A range of a plain Moses unit, read here (:func:`~corpusforge.local.bitext_read.read_range`)
-    and filtered as :func:`_filter_batch` filters a batch; and what was read besides pairs."""
+def _filter_range(task: Range) -> tuple[Filtered, RangeRead]:
+    """A range of a plain Moses or TSV unit, read here
+    (:func:`~corpusforge.local.bitext_read.read_range`) and filtered as :func:`_filter_batch`
+    filters a batch; and what was read besides pairs."""
     pairs, read = read_range(task)
     return _filter_bitext(_worker["job"], _worker["lid"], pairs), read
 
@@ -201,16 +202,16 @@ Filtered = tuple[pa.Table, Counter[CountKey], list[tuple[str, dict[str, Any]]]]
 """A filtered batch: its candidates, its counts, its rejected rows (:func:`_filter_batch`)."""
 
 
-Batch = list[tuple[Any, ...]] | MosesRange
-"""Work for a filter process: raw pairs' fields, or a range of a Moses unit it reads."""
+Batch = list[tuple[Any, ...]] | Range
+"""Work for a filter process: raw pairs' fields, or a range of a unit it reads."""
 Done = tuple[Filtered, RangeRead | None]
 """A batch filtered, and for a range what was read besides its pairs."""
 
 
 def _filter_work(batch: Batch) -> Done:
-    if isinstance(batch, MosesRange):
-        return _filter_range(batch)
-    return _filter_batch(batch), None
+    if isinstance(batch, list):
+        return _filter_batch(batch), None
+    return _filter_range(batch)
 
 
 def filtered(job: PairJob, batches: Iterator[Batch]) -> Iterator[Done]:

@@ -1,4 +1,4 @@
-"""Read units -> raw-pair records, or byte ranges of plain Moses files that workers read.
+"""Read units -> raw-pair records, or byte ranges of plain Moses and TSV files for workers.
 
 Step 1 of the local bitext engine (:mod:`corpusforge.local.bitext`). A unit of two plain
 (uncompressed) local Moses files is not read here a line at a time: one pass over each side
@@ -13,8 +13,14 @@ line counts differ are refused here, as that reader refuses them, and a unit tha
 no pair gets its ``read_no_records`` note once all its ranges are back
 (:class:`UnitTallies`).
 
-Every other unit (zips, compressed sides, TMX, XCES, TSV, URIs) is read here by
-:func:`~corpusforge.sources.opus.formats.read_opus`, as before.
+A plain local TSV file whose layout is given, or told by its first line as
+:func:`~corpusforge.sources.opus.tsv.read_tsv` tells it, becomes :class:`TsvRange` items;
+a worker reads each line of its range as that reader does once the layout is known
+(:func:`~corpusforge.sources.opus.tsv.parse_tsv_line`).
+
+Every other unit (zips, compressed files, TMX, XCES, a TSV file whose first line tells no
+layout, URIs) is read here by :func:`~corpusforge.sources.opus.formats.read_opus`, as
+before.
 """
 
 from __future__ import annotations
@@ -36,7 +42,14 @@ from corpusforge.sources.opus.formats import (
 )
 from corpusforge.sources.opus.moses import mismatch_letter, pair_lines, side_lang
 from corpusforge.sources.opus.names import infer_dataset
-from corpusforge.sources.opus.records import DeadLetter, RawPair, Skipped
+from corpusforge.sources.opus.records import (
+    DeadLetter,
+    Origin,
+    RawPair,
+    Skipped,
+    SourceItem,
+    SourceReason,
+)
 from corpusforge.sources.opus.streams import (
     BZ2_MAGIC,
     GZIP_MAGIC,
@@ -44,8 +57,10 @@ from corpusforge.sources.opus.streams import (
     STREAM_ERRORS,
     XZ_MAGIC,
     LineTooLong,
+    decode_line,
     file_name,
 )
+from corpusforge.sources.opus.tsv import TsvLayout, default_langs, detect_tsv_layout, parse_tsv_line
 from corpusforge.sources.uris import is_uri
 
 CountKey = tuple[str, ...]
@@ -90,6 +105,47 @@ class MosesRange:
     trg: tuple[int, int]
 
 
+@dataclass(frozen=True, slots=True)
+class TsvUnit:
+    """A plain TSV file that workers read by ranges, its layout known from its first line
+    or given.
+
+    Attributes:
+        input: the read unit (its file).
+        layout: the column layout.
+        src_lang: the first text column's language, if known (``tatoeba``: per line).
+        trg_lang: the second's.
+        dataset: the corpus name of its pairs.
+    """
+
+    input: OpusInput
+    layout: TsvLayout
+    src_lang: str | None
+    trg_lang: str | None
+    dataset: str
+
+
+@dataclass(frozen=True, slots=True)
+class TsvRange:
+    """Lines ``first_line`` on of ``unit``'s file: its bytes ``span`` (``[start, end)``).
+
+    Attributes:
+        unit: the unit.
+        first_line: the 1-based number of the range's first line.
+        span: the byte offsets.
+    """
+
+    unit: TsvUnit
+    first_line: int
+    span: tuple[int, int]
+
+
+Range = MosesRange | TsvRange
+"""A range that a worker reads."""
+Unit = MosesUnit | TsvUnit
+"""A unit read by ranges."""
+
+
 @dataclass
 class RangeRead:
     """What a worker read of a range, besides its pairs: for this process to count.
@@ -101,7 +157,7 @@ class RangeRead:
         dead: the dead letters.
     """
 
-    unit: MosesUnit
+    unit: Unit
     pairs: int
     counts: Counter[CountKey] = field(default_factory=Counter)
     dead: list[DeadLetter] = field(default_factory=list)
@@ -117,6 +173,15 @@ def read_unit(unit: OpusInput, *, dataset: str | None = None, **options: Any) ->
         options: the build's reader options (``reader_options`` picks the unit's).
     """
     options = reader_options(unit, **options)
+    if unit.format is OpusFormat.TSV:
+        tsv = _plain_tsv(unit, dataset, options)
+        lines, cuts = _cuts(unit.uris[0]) if tsv is not None else (0, [])
+        if tsv is None or not lines:
+            yield from read_opus(unit, dataset=dataset, **options)
+            return
+        for k in range(len(cuts) - 1):
+            yield TsvRange(tsv, 1 + k * RANGE_LINES, (cuts[k], cuts[k + 1]))
+        return
     moses = _plain_moses(unit, dataset, options)
     if moses is None:
         yield from read_opus(unit, dataset=dataset, **options)
@@ -153,6 +218,30 @@ def _plain_moses(unit: OpusInput, dataset: str | None, options: dict[str, Any]) 
     return MosesUnit(unit, src_lang, trg_lang, dataset or infer_dataset(src_uri))
 
 
+def _plain_tsv(unit: OpusInput, dataset: str | None, options: dict[str, Any]) -> TsvUnit | None:
+    """``unit`` as a :class:`TsvUnit` when it is a plain local file whose layout is given or
+    known from its first line, as ``read_tsv`` knows it; else ``None`` (read as before)."""
+    uri = unit.uris[0]
+    layout = options.get("layout")
+    if not _plain_local(uri) or layout not in (None, *TsvLayout):
+        return None
+    chosen = TsvLayout(layout) if layout is not None else None
+    src_lang, trg_lang = default_langs(
+        uri, chosen, options.get("src_lang"), options.get("trg_lang")
+    )
+    if chosen is None:
+        with open(uri, "rb") as f:
+            first = _as_read(f.readline(MAX_LINE_BYTES + 1).removesuffix(b"\n"), True)
+        try:
+            chosen = detect_tsv_layout(decode_line(first, 1)) if isinstance(first, bytes) else None
+        except UnicodeDecodeError:
+            return None
+        if chosen is None:
+            return None
+        src_lang, trg_lang = default_langs(uri, chosen, src_lang, trg_lang)
+    return TsvUnit(unit, chosen, src_lang, trg_lang, dataset or infer_dataset(uri))
+
+
 def _plain_local(uri: str) -> bool:
     """Whether ``uri`` is a local file that is not gzip, bz2 or xz compressed."""
     if is_uri(uri):
@@ -187,16 +276,24 @@ def _cuts(path: str) -> tuple[int, list[int]]:
     return newlines + (last != b"\n"), cuts
 
 
-def read_range(task: MosesRange) -> tuple[RawPairs, RangeRead]:
+def read_range(task: Range) -> tuple[RawPairs, RangeRead]:
     """A range's raw pairs by column, and its skips and dead letters counted.
+
+    Raises:
+        OSError: a side cannot be read (the file changed since it was planned).
+    """
+    if isinstance(task, TsvRange):
+        return _read_tsv(task)
+    return _read_moses(task)
+
+
+def _read_moses(task: MosesRange) -> tuple[RawPairs, RangeRead]:
+    """:func:`read_range` of a Moses range.
 
     Each side is decoded whole: when both decode and hold no line over the limit, the
     lines whose sides are both non-blank (after line 1) are pairs as they are, and only
     the others go through :func:`~corpusforge.sources.opus.moses.pair_lines`; else every
     line is decoded alone (:func:`_line_by_line`).
-
-    Raises:
-        OSError: a side cannot be read (the file changed since it was planned).
     """
     unit = task.unit
     src_data, trg_data = (
@@ -394,8 +491,8 @@ class UnitTallies:
     note: a unit that gave no pair (all its lines blank or dead-lettered) gets one, as
     :func:`~corpusforge.sources.opus.formats.read_opus` gives it."""
 
-    pairs: Counter[MosesUnit] = field(default_factory=Counter)
-    problems: dict[MosesUnit, Counter[str]] = field(default_factory=dict)
+    pairs: Counter[Unit] = field(default_factory=Counter)
+    problems: dict[Unit, Counter[str]] = field(default_factory=dict)
 
     def add(self, read: RangeRead) -> None:
         """Count a range's pairs and problems."""
@@ -410,3 +507,46 @@ class UnitTallies:
         for unit, problems in self.problems.items():
             if not self.pairs[unit]:
                 yield no_records_letter(unit.input, problems)
+
+
+def _read_tsv(task: TsvRange) -> tuple[RawPairs, RangeRead]:
+    """:func:`read_range` of a TSV range: each line as ``read_tsv`` reads it once the layout
+    is known (:func:`~corpusforge.sources.opus.tsv.parse_tsv_line`)."""
+    unit = task.unit
+    origin_file = file_name(unit.input.uris[0])
+    lines, closed = _split(_bytes(unit.input.uris[0], *task.span))
+    read = RangeRead(unit, 0)
+    pairs: list[RawPair] = []
+    for i, raw in enumerate(lines):
+        origin = Origin(origin_file, None, task.first_line + i)
+        line = _as_read(raw, i + 1 < len(lines) or closed)
+        if isinstance(line, LineTooLong):
+            items: Iterator[SourceItem] = iter(
+                [DeadLetter.line_too_long(origin, line.head, line.limit)]
+            )
+        else:
+            try:
+                text = decode_line(line, origin.line)
+            except UnicodeDecodeError as exc:
+                items = iter(
+                    [DeadLetter.of(SourceReason.READ_DECODE_ERROR, origin, str(exc), line)]
+                )
+            else:
+                items = parse_tsv_line(
+                    text,
+                    unit.layout,
+                    origin,
+                    dataset=unit.dataset,
+                    src_lang=unit.src_lang,
+                    trg_lang=unit.trg_lang,
+                )
+        for item in items:
+            if isinstance(item, RawPair):
+                pairs.append(item)
+            else:
+                dead = tally(item, read.counts)
+                if dead is not None:
+                    read.dead.append(dead)
+    read.pairs = len(pairs)
+    read.counts[("read", "records")] += len(pairs)
+    return RawPairs.of(pairs), read

@@ -189,7 +189,7 @@ def read_tsv(
     origin_file = file_name(uri)
     chosen = TsvLayout(layout) if layout is not None else None
     dataset = dataset or infer_dataset(uri)
-    src_lang, trg_lang = _default_langs(uri, chosen, src_lang, trg_lang)
+    src_lang, trg_lang = default_langs(uri, chosen, src_lang, trg_lang)
     line_no = 0
     try:
         with open_decompressed(uri) as stream:
@@ -213,7 +213,7 @@ def read_tsv(
                             text,
                         )
                         continue
-                    src_lang, trg_lang = _default_langs(uri, chosen, src_lang, trg_lang)
+                    src_lang, trg_lang = default_langs(uri, chosen, src_lang, trg_lang)
                 yield from parse_tsv_line(
                     text, chosen, origin, dataset=dataset, src_lang=src_lang, trg_lang=trg_lang
                 )
@@ -225,9 +225,11 @@ def read_tsv(
         )
 
 
-def _default_langs(
+def default_langs(
     uri: str, layout: TsvLayout | None, src_lang: str | None, trg_lang: str | None
 ) -> tuple[str | None, str | None]:
+    """The languages of a file's first and second text columns: those given, else its
+    name's (for ``english_first``: English, and the name's other language)."""
     src = normalize_lang(src_lang) if src_lang else None
     trg = normalize_lang(trg_lang) if trg_lang else None
     from_name = languages_from_name(uri)
