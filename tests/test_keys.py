@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from corpusforge.keys import cached_hasher, seeded_hash, seeded_hasher, unit_interval
+from corpusforge.keys import (
+    cached_hasher,
+    seeded_digests,
+    seeded_hash,
+    seeded_hasher,
+    unit_interval,
+)
+from corpusforge.sinks.shards import placement, placements
 
 # A change of any of these values changes every release's samples and choices.
 PINNED = [
@@ -45,3 +52,25 @@ def test_a_hasher_is_seeded_hash_with_its_prefix(
     hasher = seeded_hasher(seed, *prefix)
     assert hasher(last) == seeded_hash(seed, *prefix, last)
     assert hasher(last) == hasher(last)  # the prefix state is copied, never used up
+
+
+_PARTS = st.one_of(
+    st.text(),
+    st.integers(),
+    st.none(),
+    st.tuples(st.text(st.sampled_from("a'\"\\\x00\u00a0\ud800é")), st.text()),
+)
+
+
+@given(st.integers(0, 2**32), st.lists(_PARTS, max_size=20))
+def test_seeded_digests_are_seeded_hash_of_each_part(seed: int, parts: list[object]) -> None:
+    digests = seeded_digests(seed, ("cap", 7), parts)
+    want = b"".join(seeded_hash(seed, "cap", 7, part).to_bytes(8, "big") for part in parts)
+    assert digests == want
+
+
+@given(st.lists(st.tuples(st.text(), st.text(), st.text()), max_size=20))
+def test_placements_are_placement_of_each_key(keys: list[tuple[str, str, str]]) -> None:
+    placed = placements(iter(keys))
+    assert str(placed.dtype) == "uint64"
+    assert placed.tolist() == [placement(key) for key in keys]

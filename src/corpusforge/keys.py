@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from itertools import repeat
 
 
 def seeded_hash(seed: int, *parts: object) -> int:
@@ -43,6 +44,21 @@ def seeded_hasher(seed: int, *prefix: object) -> Callable[[object], int]:
         return from_bytes(h.digest(), "big")
 
     return hasher
+
+
+def seeded_digests(seed: int, prefix: tuple[object, ...], parts: Iterable[object]) -> bytes:
+    """``seeded_hash(seed, *prefix, part)`` of each of ``parts``, by block: each hash as its
+    8 big-endian bytes, one after another (a NumPy ``>u8`` buffer), the parts rendered and
+    encoded by ``map`` in C and only the hash taken a part."""
+    base = _hashed(seed, prefix)
+    base.update(_SEPARATOR)
+    copy = base.copy
+    digests = bytearray()
+    for encoded in map(str.encode, map(str, parts), repeat("utf-8"), repeat("surrogatepass")):
+        h = copy()
+        h.update(encoded)
+        digests += h.digest()
+    return bytes(digests)
 
 
 _SEPARATOR = b"\x1f"

@@ -21,6 +21,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from corpusforge.local.bitext_read import Range, RangeRead, read_range
@@ -35,7 +36,7 @@ from corpusforge.pairing.candidates import (
 from corpusforge.pairing.columns import RawPairs, bitext_block
 from corpusforge.pairing.rejects import rejected_row
 from corpusforge.schemas import SchemaRef, arrow_schema
-from corpusforge.sinks.shards import placement
+from corpusforge.sinks.shards import placements
 from corpusforge.sources.paranmt.parse import RawParaphrase
 from corpusforge.text.langid import LanguageIdentifier
 
@@ -165,7 +166,7 @@ def _columns(job: PairJob, kept: list[Candidate]) -> dict[str, list[Any]]:
     return columns
 
 
-def _table(job: PairJob, columns: dict[str, list[Any]]) -> pa.Table:
+def _table(job: PairJob, columns: dict[str, Any]) -> pa.Table:
     """The candidate table of ``columns`` (:func:`_columns`), with each row's cap rank and
     shard placement."""
     schema = _candidate_schema(job.pair_schema)
@@ -174,10 +175,10 @@ def _table(job: PairJob, columns: dict[str, list[Any]]) -> pa.Table:
     columns["_rank"] = (
         [cap_rank(seed, *key)[0] for key in zip(datasets, groups, dedups, strict=True)]
         if job.ranked
-        else [0] * len(dedups)
+        else np.zeros(len(dedups), dtype=np.uint64)
     )
     sort_keys = zip(dedups, columns["anchor"], columns["positive"], strict=True)
-    columns["_place"] = list(map(placement, sort_keys))
+    columns["_place"] = placements(sort_keys)  # a uint64 array, which Arrow takes as it is
     arrays = [pa.array(columns[f.name], type=f.type) for f in schema]
     return pa.Table.from_arrays(arrays, schema=schema)
 

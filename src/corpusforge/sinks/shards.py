@@ -16,10 +16,11 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from corpusforge.keys import seeded_hasher
+from corpusforge.keys import seeded_digests, seeded_hasher
 from corpusforge.release import io as release_io
 
 ROW_GROUP_SIZE = 64_000
@@ -44,6 +45,12 @@ _PLACEMENT = seeded_hasher(0, "shard")
 def placement(key: Any) -> int:
     """The hash that places a row whose sort key is ``key`` (in every shard count)."""
     return _PLACEMENT(key)
+
+
+def placements(keys: Iterable[Any]) -> np.ndarray:
+    """:func:`placement` of each of ``keys``, by block, as a ``uint64`` array."""
+    digests = seeded_digests(0, ("shard",), keys)
+    return np.frombuffer(digests, dtype=">u8").astype(np.uint64)
 
 
 def shard_of(key: Any, num_shards: int) -> int:
