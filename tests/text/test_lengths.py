@@ -7,7 +7,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from corpusforge.pairing.filters import FilterReason, check_bitext_length
-from corpusforge.text.lengths import LETTERS_PER_WORD, _token_words, script_of, word_count
+from corpusforge.text.lengths import (
+    _RANGES,
+    LETTERS_PER_WORD,
+    _token_words,
+    script_of,
+    word_count,
+    word_counts,
+)
 
 
 @pytest.mark.parametrize(
@@ -79,3 +86,19 @@ def test_the_fast_paths_count_what_the_letter_rule_counts(text: str) -> None:
 
 def test_a_latin_token_beside_a_han_token_counts_one_word() -> None:
     assert word_count("Müller 我们试试看") == 1 + 4
+
+
+# each space-less range's first and last code point and those just outside it, Latin-1,
+# punctuation beyond U+0E00 („ “ – …), spaces
+_EDGES = sorted({chr(c) for a, b, _ in _RANGES for c in (a - 1, a, b, b + 1)})
+
+
+@given(st.lists(st.text(st.sampled_from([*_EDGES, *"aé ß„“–…\u3000\t"]), max_size=12)))
+def test_word_counts_are_word_count_of_each_at_the_scripts_edges(texts: list[str]) -> None:
+    assert word_counts(texts) == [word_count(text) for text in texts]
+
+
+def test_word_counts_count_letters_of_every_range() -> None:
+    texts = [chr(a) * 5 + " x" for a, _, _ in _RANGES if chr(a).isalpha()] + ["„Ja“ – ok", "abc"]
+    assert word_counts(texts) == [word_count(text) for text in texts]
+    assert word_counts(["\U00020000\U00020001\U00020002 x"]) == [3]  # 2 Han words, then x

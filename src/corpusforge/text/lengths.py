@@ -34,9 +34,11 @@ asks for about three words in every script: 我不知道 (4 Han letters: 3 words
 from __future__ import annotations
 
 import math
+import operator
 import re
 import unicodedata
 from collections.abc import Sequence
+from itertools import compress, count
 from typing import Final
 
 HAN: Final = "han"
@@ -122,13 +124,19 @@ def word_count(text: str) -> int:
 def word_counts(texts: Sequence[str]) -> list[int]:
     """:func:`word_count` of each of ``texts``: whitespace tokens counted by ``map`` in C,
     and :func:`word_count` itself only for the texts holding a character of a space-less
-    script's range (none in most bitext)."""
+    script (none in most bitext), looked for by ``map`` in C in the texts that are not ASCII
+    (``isascii`` reads a flag)."""
     counts = list(map(len, map(str.split, texts)))
-    spaceless = list(map(_FROM_FIRST_SPACELESS.search, texts))
-    if any(spaceless):
-        for i in [i for i, found in enumerate(spaceless) if found]:
-            counts[i] = word_count(texts[i])
+    wide = list(compress(count(), map(operator.not_, map(str.isascii, texts))))
+    # a text none of whose characters is in a space-less script's range counts one word a
+    # token in word_count too: _token_words gives 1 to a token without such letters
+    for i in compress(wide, map(_SPACELESS.search, map(texts.__getitem__, wide))):
+        counts[i] = word_count(texts[i])
     return counts
+
+
+_SPACELESS: Final = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b, _ in _RANGES) + "]")
+"""Any character in a space-less script's range (:data:`_RANGES`)."""
 
 
 def below_limits(values: tuple[int, int], anchor: int | None, positive: int | None) -> bool:
