@@ -7,7 +7,7 @@ readers, the Twitter pair partitions) runs its workers as this module says:
   (:func:`start_worker`): it ignores ``SIGINT``, which a terminal sends to every process of
   the build, and dies at once of ``SIGTERM``, which its pool sends it on the way out, so
   neither prints a worker's traceback (the command line also blocks both while it forks:
-  :func:`corpusforge.cli.install_interrupts`);
+  :func:`corpusforge.interrupts.install_interrupts`);
 - a worker that dies without a word (killed, out of memory) ends the build within a second,
   in one line naming the worker and the signal (:class:`~corpusforge.jobs.WorkerDied`),
   never hangs it: :meth:`WorkerPool.result` watches the workers while it waits, where the
@@ -169,7 +169,7 @@ class _Made:
     interpreter's exit waiting for it (the rare hang of Ctrl-C sent to a build's process
     group). A process made here is known before it exists; one interrupted inside its fork,
     never started as far as this process knows, dies with it (its parent-death signal:
-    :func:`corpusforge.cli.install_interrupts`).
+    :func:`corpusforge.interrupts.install_interrupts`).
 
     Args:
         context: the context that makes and starts the processes.

@@ -8,9 +8,10 @@ distinct language pair, instead of a chain of calls a pair, so that the local en
 filter workers spend less Python around fastText (issue 38). Only what must stay per row
 is: fastText itself, the checks of the rows still in the running, and the hashes.
 
-This is the bitext rule's one implementation: :func:`~corpusforge.pairing.candidates.
-bitext_candidate` (the Beam filter's rule) is a block of one pair, and the local engine's
-workers take :meth:`BitextBlock.columns` straight into their Arrow table.
+This is the bitext rule's one implementation: the Beam filter runs it over blocks of a
+bundle's pairs (:func:`~corpusforge.pairing.candidates.bitext_candidates`; one pair is a
+block of one), and the local engine's workers take :meth:`BitextBlock.columns` straight
+into their Arrow table.
 
     >>> block = bitext_block(RawPairs.of([pair]), rules, lid)   # doctest: +SKIP
     >>> block.results()                                          # doctest: +SKIP
