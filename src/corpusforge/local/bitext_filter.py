@@ -31,7 +31,7 @@ from corpusforge.pairing.candidates import (
     Dropped,
     PairRules,
     cap_rank,
-    paraphrase_candidate,
+    paraphrase_candidates,
 )
 from corpusforge.pairing.columns import RawPairs, bitext_block
 from corpusforge.pairing.rejects import rejected_row
@@ -107,8 +107,8 @@ def _filter_batch(batch: list[tuple[Any, ...]]) -> Filtered:
     counts: Counter[CountKey] = Counter()
     kept: list[Candidate] = []
     rejected: list[tuple[str, dict[str, Any]]] = []
-    for fields in batch:
-        result = paraphrase_candidate(RawParaphrase(*fields), job.rules, lid)
+    # the block rule: fastText once a side over the batch's survivors, as the Beam filter
+    for result in paraphrase_candidates([RawParaphrase(*f) for f in batch], job.rules, lid):
         counts[("cand", result.dataset, result.group)] += 1
         if isinstance(result, Dropped):
             _count_drop(job, lid, result, counts, rejected)
