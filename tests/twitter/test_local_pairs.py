@@ -87,7 +87,7 @@ def _settings(langs: tuple[str, ...] = ("en",), lid_model: str | None = None) ->
         pytest.param(
             "tar-2013",
             "v1",
-            {"pairs_per_dataset": 40, "clean": "ct"},
+            {"pairs_per_dataset": 10, "clean": "ct"},  # samples qt and rp, not coqt or corp
             id="tar-2013-sampled-ct",
             marks=pytest.mark.slow,
         ),
@@ -117,6 +117,9 @@ def test_same_release_as_the_beam_pipeline(
     )
     manifest = _engines_agree(TwitterConfig(**{**config.__dict__, **options}))
     assert sum(d["rows"] for d in manifest["datasets"].values()) > 0
+    if "pairs_per_dataset" in options:  # the sample bites some datasets and keeps others whole
+        datasets = [d for name, d in manifest["datasets"].items() if name != "all"]
+        assert {"pair_sampled_out" in d["dropped"] for d in datasets} == {True, False}
 
 
 @pytest.mark.parametrize(

@@ -21,9 +21,14 @@ from corpusforge.builds import twitter_pairs as tp
 from corpusforge.config.runner import Runner
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.pairing.benchmarks import BenchmarkConfig
+from corpusforge.pairing.conversations import sample_key
 from corpusforge.text.clean import get_profile
 from corpusforge.transforms.twitter import ConversationRecords
-from corpusforge.transforms.twitter.pairs import BOUNDED_GLOBAL, BOUNDED_SIDE_INPUTS
+from corpusforge.transforms.twitter.pairs import (
+    BOUNDED_GLOBAL,
+    BOUNDED_SIDE_INPUTS,
+    SampledPairs,
+)
 
 
 class GraphOnlyRunner(PipelineRunner):
@@ -34,6 +39,9 @@ class GraphOnlyRunner(PipelineRunner):
     def run_pipeline(self, pipeline: beam.Pipeline, options: Any) -> PipelineResult:
         GraphOnlyRunner.graphs.append(pipeline.to_runner_api())
         return PipelineResult(PipelineState.DONE)
+
+
+SAMPLING = "Pairs/SamplePerDataset"
 
 
 def _pair_graph(tmp_path: Path, **settings: Any) -> beam_runner_api_pb2.Pipeline:
@@ -87,10 +95,10 @@ def test_only_bounded_side_inputs_and_global_combines(
     assert [name for name in readers if not _under(name, bounded)] == []
     combines = _global_combines(graph)
     assert [name for name in combines if not _under(name, BOUNDED_GLOBAL)] == []
-    # and the lists name no step that is gone
-    assert {label for label in BOUNDED_SIDE_INPUTS if _found(label, readers)} == set(
-        BOUNDED_SIDE_INPUTS
-    )
+    # and the lists name no step that is gone (sampling is there only when asked for)
+    sampled = "pairs_per_dataset" in settings
+    expected = {label for label in BOUNDED_SIDE_INPUTS if sampled or SAMPLING not in label}
+    assert {label for label in BOUNDED_SIDE_INPUTS if _found(label, readers)} == expected
     assert {label for label in BOUNDED_GLOBAL if _found(label, combines)} == set(BOUNDED_GLOBAL)
 
 
@@ -153,4 +161,50 @@ def test_conversation_records_are_decided_per_record_by_one_grouping_on_the_id()
         ),
         label="counts",
     )
+    p.run().wait_until_finish()
+
+
+def test_sampling_combines_keys_and_filters_rows_against_one_threshold_per_dataset(
+    tmp_path: Path,
+) -> None:
+    """``--pairs-per-dataset``: the per-dataset ``Top`` reads the sample keys, not the rows;
+    the rows meet only the thresholds, a side input."""
+    graph = _pair_graph(tmp_path, pairs_per_dataset=1000)
+    transforms = graph.components.transforms.values()
+    producer = {pc: t.unique_name for t in transforms for pc in t.outputs.values()}
+    combines = [
+        t
+        for t in transforms
+        if t.spec.urn == common_urns.composites.COMBINE_PER_KEY.urn
+        and t.unique_name.startswith(SAMPLING + "/")
+    ]
+    assert [producer[pc] for t in combines for pc in t.inputs.values()] == [
+        f"{SAMPLING}/SampleKeys"
+    ]
+    assert {n for n in _side_input_readers(graph) if n.startswith(SAMPLING)} == {
+        f"{SAMPLING}/KeepSampled"
+    }
+
+
+def _pair(dataset: str, anchor: int, positive: int) -> dict[str, Any]:
+    return {"dataset": dataset, "anchor_id": anchor, "positive_id": positive}
+
+
+def test_sampled_pairs_are_each_datasets_smallest_sample_keys() -> None:
+    """Each dataset keeps its ``n`` rows of smallest :func:`sample_key`, as the local engine
+    does; a dataset with fewer is kept whole; the keys' ids break no tie (they are distinct)."""
+    seed, n = 3, 5
+    rows = [_pair("qt", i, 1000 + i) for i in range(40)]
+    rows += [_pair("rp", i, 2000 + i) for i in range(60)]
+    rows += [_pair("coqt", i, 3000 + i) for i in range(n - 1)]
+    expected = [
+        row
+        for dataset in ("qt", "rp", "coqt")
+        for row in sorted(
+            (r for r in rows if r["dataset"] == dataset), key=lambda r: sample_key(seed, r)
+        )[:n]
+    ]
+    p = TestPipeline(runner="FnApiRunner")
+    sampled = p | beam.Create(rows) | SampledPairs(n, seed)
+    assert_that(sampled, equal_to(expected))
     p.run().wait_until_finish()

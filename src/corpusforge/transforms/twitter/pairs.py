@@ -19,11 +19,14 @@ and :data:`BOUNDED_GLOBAL`, checked on the job graph by ``tests/twitter/test_sca
 - ``PairRoots`` reads the held-out tweet ids and text hashes, gathered by the global
   ``HeldOutList``: ``--benchmark-queries`` rows a benchmark, each of a root and
   ``--benchmark-positives`` plus ``--benchmark-negatives`` tweets;
+- ``SamplePerDataset`` reads one sample key per dataset (:class:`SampledPairs`), with
+  ``--pairs-per-dataset``;
 - the sink's ``AssignShard`` reads one row count per output folder (each dataset, and all).
 
 The per-key tops are bounded the same way: ``ChooseQueries`` by ``--benchmark-queries``,
 ``ChooseNegatives`` by the benchmarks' pool size (``--benchmark-queries`` times
-``--benchmark-negatives``, with slack), ``SamplePerDataset`` by ``--pairs-per-dataset``.
+``--benchmark-negatives``, with slack), ``SamplePerDataset`` by ``--pairs-per-dataset`` keys
+of three integers, never rows.
 
 Counts travel as ``(key, n)`` elements (summed later) and as Beam metrics, so the release's
 accounting does not depend on a runner's metrics support.
@@ -31,7 +34,6 @@ accounting does not depend on a runner's metrics support.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -103,6 +105,8 @@ BOUNDED_SIDE_INPUTS = {
     "a benchmark",
     "Pairs/PairRoots": "the benchmarks' tweet ids and text hashes: --benchmark-queries rows a "
     "benchmark, each of a root, its positives and negatives",
+    "Pairs/SamplePerDataset/KeepSampled": "the largest sample key kept: one per dataset "
+    "(--pairs-per-dataset only)",
     "WritePairs/AssignShard": "one row count per output folder: the datasets and all",
 }
 """The side inputs of the pair pipeline (``builds/twitter_beam.py``), by the label of the step
@@ -381,6 +385,72 @@ class TwitterBenchmarks(beam.PTransform):
         return {"rows": assembled.rows, "held": held, "counts": counts}
 
 
+SampleKey = tuple[int, int, int]
+"""A pair's :func:`sample_key`: its seeded hash, anchor id and positive id."""
+
+
+def _threshold(element: tuple[str, list[SampleKey]], n: int) -> Iterator[tuple[str, SampleKey]]:
+    """(dataset, its smallest keys) -> (dataset, the largest key kept), when it has ``n``."""
+    dataset, smallest = element
+    if len(smallest) >= n:  # fewer: the dataset is kept whole
+        yield dataset, max(smallest)
+
+
+class _KeepSampledFn(beam.DoFn):
+    """A pair row -> the row, when its sample key is at most its dataset's threshold.
+
+    Side input ``thresholds``: dataset -> the largest key kept (:func:`_threshold`); a dataset
+    without one is kept whole. The rows sampled out are counted by ``SumPairCounts``
+    (``deduped`` minus ``rows``) and here as metrics.
+    """
+
+    def __init__(self, seed: int) -> None:
+        self._seed = seed
+
+    def process(self, row: dict[str, Any], thresholds: dict[str, SampleKey]) -> Iterator[Any]:
+        threshold = thresholds.get(row["dataset"])
+        if threshold is None or sample_key(self._seed, row) <= threshold:
+            yield row
+        else:
+            dataset = row["dataset"]
+            reason = str(DropReason.PAIR_SAMPLED_OUT)
+            Metrics.counter(f"pairs_{dataset}", reason).inc(CHILDREN_PER_PAIR[dataset])
+
+
+class SampledPairs(beam.PTransform):
+    """Pair rows -> each dataset's ``n`` rows with the smallest :func:`sample_key`.
+
+    Only the keys meet: the ``n`` smallest keys of each dataset (a ``Top`` per dataset, over
+    three integers a row) fix the dataset's threshold, the largest key kept; the rows are then
+    filtered against the thresholds, a side input of one key per dataset. So a bundle's
+    precombine and the merge of a dataset hold at most ``n`` keys, never rows, whatever the
+    input's size. The keys of a dataset are distinct (its pairs' ids; two pairs of the same
+    ids have the same texts and were deduplicated), so the rows kept are exactly the ``n``
+    smallest, as the local engine keeps them (``corpusforge.local.chosen``).
+
+    Args:
+        n: the pairs kept per dataset (``--pairs-per-dataset``).
+        seed: seed of the sample keys.
+    """
+
+    def __init__(self, n: int, seed: int) -> None:
+        super().__init__()
+        self._n = n
+        self._seed = seed
+
+    def expand(self, pairs: beam.PCollection) -> beam.PCollection:
+        seed, n = self._seed, self._n
+        thresholds = (
+            pairs
+            | "SampleKeys" >> beam.Map(lambda r: (r["dataset"], sample_key(seed, r)))
+            | "SmallestKeys" >> beam.combiners.Top.SmallestPerKey(n)
+            | "Thresholds" >> beam.FlatMap(_threshold, n)
+        )
+        return pairs | "KeepSampled" >> beam.ParDo(
+            _KeepSampledFn(seed), thresholds=beam.pvalue.AsDict(thresholds)
+        )
+
+
 class TwitterPairs(beam.PTransform):
     """Tweet rows and delete rows -> ``{"pairs", "benchmarks", "counts"}``.
 
@@ -460,17 +530,7 @@ class TwitterPairs(beam.PTransform):
             all_counts.append(
                 pairs | "DedupedKey" >> beam.Map(lambda r: (f"pairs.{r['dataset']}.deduped", 1))
             )
-            pairs = (
-                pairs
-                | "ByDataset" >> beam.Map(lambda r: (r["dataset"], r))
-                | "SamplePerDataset"
-                >> beam.combiners.Top.PerKey(
-                    self._pairs_per_dataset,
-                    key=functools.partial(sample_key, self._seed),
-                    reverse=True,
-                )
-                | "Sampled" >> beam.FlatMap(lambda kv: kv[1])
-            )
+            pairs = pairs | "SamplePerDataset" >> SampledPairs(self._pairs_per_dataset, self._seed)
         all_counts.append(
             pairs | "RowsKey" >> beam.Map(lambda r: (f"pairs.{r['dataset']}.rows", 1))
         )
