@@ -306,56 +306,79 @@ def _progress(master: str, job: str) -> tuple[str, list[tuple[Any, ...]]]:
 
 @functools.cache
 def batch_options() -> Any:
-    """The pipeline option class of ``--execution_mode_for_batch``, made once Beam is imported.
+    """The pipeline option class of ``--execution_mode_for_batch`` (:func:`_options_class`).
 
     The option is the Java runner's (``FlinkPipelineOptions``); Beam's Python SDK learns it
     from the job server only when it submits, so a build's flag check would refuse it without
     this declaration. Declared here with no default, it reaches the job server only when set.
     """
-    from apache_beam.options.pipeline_options import PipelineOptions
-
-    class FlinkBatchOptions(PipelineOptions):
-        @classmethod
-        def _add_argparse_args(cls, parser: Any) -> None:
-            parser.add_argument(
-                "--execution_mode_for_batch",
-                choices=BATCH_MODES,
-                default=None,
-                help="how Flink exchanges data between the stages of a batch job: PIPELINED "
-                "(the Flink runner's default) runs every stage at once, BATCH_FORCED one "
-                "after another through blocking exchanges",
-            )
-
-    return FlinkBatchOptions
+    return _options_class(
+        "FlinkBatchOptions",
+        _Flag(
+            "--execution_mode_for_batch",
+            choices=BATCH_MODES,
+            default=None,
+            help="how Flink exchanges data between the stages of a batch job: PIPELINED "
+            "(the Flink runner's default) runs every stage at once, BATCH_FORCED one "
+            "after another through blocking exchanges",
+        ),
+    )
 
 
 @functools.cache
 def stall_options() -> Any:
-    """The pipeline option class of corpusforge's own Flink options, made once Beam is imported:
+    """The pipeline option class of corpusforge's own Flink options (:func:`_options_class`):
     ``--flink_stall_timeout`` (the build's watchdog) and ``--cancel_job_with_client`` (the job
     server's; :func:`configure` sets it for every build)."""
+    return _options_class(
+        "FlinkWatchdogOptions",
+        _Flag(
+            "--flink_stall_timeout",
+            type=float,
+            default=STALL_SECONDS,
+            help="seconds a job on a Flink cluster may show no progress before the build "
+            "cancels it (a worker that never connected hangs it otherwise); 0: never",
+        ),
+        _Flag(
+            "--cancel_job_with_client",
+            action="store_true",
+            default=None,
+            help="the job server (scripts/flink.sh's) cancels the job once no client "
+            "watches it (the submitting process died); corpusforge builds always set it. "
+            "Without it a job runs on when its client goes (a detached submission)",
+        ),
+    )
+
+
+class _Flag:
+    """One ``add_argument`` call: the flag and argparse's keywords for it."""
+
+    def __init__(self, flag: str, **settings: Any) -> None:
+        self.flag = flag
+        self.settings = settings
+
+
+def _options_class(name: str, *flags: _Flag) -> Any:
+    """A Beam ``PipelineOptions`` subclass called ``name`` that declares ``flags``.
+
+    Made when called, so that Beam is imported when a job runs, not when a command starts.
+    Beam reads the flags of every subclass it has seen, and argparse refuses a flag declared
+    twice: each caller makes its class once (``functools.cache``).
+
+    Args:
+        name: the class's name.
+        flags: the options it declares, in order.
+    """
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    class FlinkWatchdogOptions(PipelineOptions):
+    class Options(PipelineOptions):
         @classmethod
         def _add_argparse_args(cls, parser: Any) -> None:
-            parser.add_argument(
-                "--flink_stall_timeout",
-                type=float,
-                default=STALL_SECONDS,
-                help="seconds a job on a Flink cluster may show no progress before the build "
-                "cancels it (a worker that never connected hangs it otherwise); 0: never",
-            )
-            parser.add_argument(
-                "--cancel_job_with_client",
-                action="store_true",
-                default=None,
-                help="the job server (scripts/flink.sh's) cancels the job once no client "
-                "watches it (the submitting process died); corpusforge builds always set it. "
-                "Without it a job runs on when its client goes (a detached submission)",
-            )
+            for option in flags:
+                parser.add_argument(option.flag, **option.settings)
 
-    return FlinkWatchdogOptions
+    Options.__name__ = Options.__qualname__ = name
+    return Options
 
 
 class _JobServerLifecycle(logging.Filter):
