@@ -15,7 +15,9 @@
 # input archive, runs an extract job and a pairs job one after the other, and writes pairs/
 # and manifest.json itself. Run it next to the data and keep it running until it exits;
 # RUNBOOK.md shows how to run it in a pod of the cluster from the corpusforge image, which
-# carries this script.
+# carries this script. A job whose driver is gone could never be published, so the job
+# server cancels it on the cluster once this process dies (--cancel_job_with_client); rerun
+# the same command.
 #
 # Environment (defaults suit `kubectl port-forward service/corpusforge-beam-job-server
 # 8099:8099 8098:8098`; from inside the cluster use corpusforge-beam-job-server:8099/8098):
@@ -57,7 +59,9 @@ PY
 job_name="corpusforge-${pipeline//_/-}-$(date -u +%Y%m%d-%H%M%S)"
 
 # Beam pipeline options for the portable runner. environment_config must match the
-# worker-pool sidecar's containerPort in flinkdeployment.yaml.
+# worker-pool sidecar's containerPort in flinkdeployment.yaml. --cancel_job_with_client is
+# an option of corpusforge's job server (declared in corpusforge.flink; every --runner flink
+# build sets it too).
 runner_args=(
   --runner=PortableRunner
   --job_endpoint="$JOB_ENDPOINT"
@@ -67,6 +71,7 @@ runner_args=(
   --parallelism="$PARALLELISM"
   --sdk_worker_parallelism="$SDK_WORKER_PARALLELISM"
   --job_name="$job_name"
+  --cancel_job_with_client
 )
 
 echo "submitting $job_name to $JOB_ENDPOINT" >&2

@@ -153,7 +153,7 @@ def configure(options: PipelineOptions) -> None:
         StandardOptions,
     )
 
-    stall_options()  # registers --flink_stall_timeout before Beam reads the flags
+    declare_options()  # --flink_stall_timeout and the others, before Beam reads the flags
     options.view_as(StandardOptions).runner = "FlinkRunner"
     flink = options.view_as(FlinkRunnerOptions)
     portable = options.view_as(PortableOptions)
@@ -348,6 +348,16 @@ def stall_options() -> Any:
             "Without it a job runs on when its client goes (a detached submission)",
         ),
     )
+
+
+def declare_options() -> None:
+    """Make corpusforge's Flink options (:func:`stall_options`, :func:`batch_options`) known
+    to Beam before it reads a build's flags, whatever the runner: Beam drops a flag no
+    declared class takes (``Discarding unparseable args``), so ``--cancel_job_with_client``
+    given to ``PortableRunner`` (``deploy/flink/submit.sh``) would never reach the job server.
+    """
+    stall_options()
+    batch_options()
 
 
 class _Flag:

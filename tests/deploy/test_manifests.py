@@ -20,6 +20,7 @@ import shutil
 import stat
 import string
 import subprocess
+import sys
 import tomllib
 from collections.abc import Iterator
 from functools import cache
@@ -413,6 +414,46 @@ def test_submit_uses_the_external_worker_pool_of_the_sidecar() -> None:
     assert int(port) in ports
 
 
+SENT_OPTIONS = """
+import sys
+from apache_beam.runners.portability.portable_runner import JobServiceHandle
+from corpusforge.config.beam import TwitterPairsOptions, pipeline_options
+_, runner = TwitterPairsOptions.split(sys.argv[1:])
+sent = JobServiceHandle.encode_pipeline_options(pipeline_options(runner).get_all_options())
+print(sent.fields["beam:option:cancel_job_with_client:v1"].bool_value)
+"""
+"""What ``python -m pipelines.twitter_pairs`` sends the job server, in a fresh process: Beam
+learns of corpusforge's own options only once they are declared, which a test run has done."""
+
+
+def _submitted_flags() -> list[str]:
+    """``submit.sh``'s runner flags, each variable given its default (or a name)."""
+    text = SUBMIT_SH.read_text()
+    defaults = dict(re.findall(r"^([A-Z_]+)=\$\{\1:-([^}]*)\}$", text, re.M))
+    (body,) = _bash_arrays(text, "runner_args")
+    flags = []
+    for word in body.split():
+        name, has_value, value = word.partition("=")
+        value = re.sub(r'"\$(\w+)"', lambda m: defaults.get(m[1], "corpusforge-test"), value)
+        flags.append(f"{name}={value}" if has_value else name)
+    return flags
+
+
+def test_submit_asks_the_job_server_to_cancel_the_job_when_the_driver_dies() -> None:
+    """The driver publishes the release after its jobs: a job it no longer watches could never
+    be published, so submit.sh passes ``--cancel_job_with_client`` (RUNBOOK.md, section 0),
+    and the pipeline entry point must send it to the job server, not drop it as unparseable."""
+    flags = _submitted_flags()
+    assert "--cancel_job_with_client" in flags
+    argv = ["--input=gs://b/day.zip", "--out=gs://b/release", *flags]
+    result = subprocess.run(
+        [sys.executable, "-c", SENT_OPTIONS, *argv], capture_output=True, text=True, cwd=REPO
+    )
+    assert result.returncode == 0, result.stderr
+    assert "unparseable" not in result.stderr, result.stderr
+    assert result.stdout.splitlines()[-1] == "True"
+
+
 def test_parallelism_defaults_match_the_cluster_shape() -> None:
     spec = _flinkdeployment()["spec"]
     config = spec["flinkConfiguration"]
@@ -696,7 +737,20 @@ def test_scripts_pass_only_real_beam_options(script: Path, arrays: list[str]) ->
     text = script.read_text()
     flags = {f for name in arrays for body in _bash_arrays(text, name) for f in _snake_flags(body)}
     assert flags, script.name
-    assert sorted(flags - _beam_option_flags()) == []
+    known = _beam_option_flags() | (_flink_option_flags() if script == SUBMIT_SH else set())
+    assert sorted(flags - known) == []
+
+
+def _flink_option_flags() -> set[str]:
+    """The flags corpusforge declares for its Flink job server (``corpusforge.flink``)."""
+    from apache_beam.options import pipeline_options as po
+
+    from corpusforge import flink
+
+    parser = po._BeamArgumentParser(allow_abbrev=False)
+    for options in (flink.stall_options(), flink.batch_options()):
+        options._add_argparse_args(parser)
+    return {s[2:] for a in parser._actions for s in a.option_strings if s[:2] == "--"}
 
 
 def test_direct_launch_passes_pipeline_flags_the_template_declares() -> None:

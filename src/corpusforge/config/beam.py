@@ -27,6 +27,7 @@ from corpusforge.config.runner import IN_PROCESS_RUNNER, Runner
 from corpusforge.config.settings import add_beam_flags, from_flags
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.flink import configure as configure_flink
+from corpusforge.flink import declare_options as declare_flink_options
 from corpusforge.flink import uses_flink
 from corpusforge.prism import locate_prism, uses_prism
 
@@ -138,6 +139,7 @@ def pipeline_options(runner: Runner) -> PipelineOptions:
     Args:
         runner: the build's runner, as its command parsed it.
     """
+    declare_flink_options()  # corpusforge's runner flags, for PortableRunner to our job server too
     return with_default_runner(PipelineOptions(runner.beam_args()))
 
 
