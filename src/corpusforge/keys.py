@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable, Iterable
-from itertools import repeat
+import operator
+from collections.abc import Callable, Iterable, Sequence
+from itertools import compress, count, repeat
 
 
 def seeded_hash(seed: int, *parts: object) -> int:
@@ -114,6 +115,48 @@ def pair_key(anchor: str, positive: str, *, symmetric: bool = False) -> str:
     digest = _PAIR_KEY.copy()
     digest.update(f"{first}\x00{second}\x00".encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
+
+
+def pair_keys(
+    anchors: Sequence[str],
+    positives: Sequence[str],
+    anchor_plain: Sequence[bool] | None = None,
+    positive_plain: Sequence[bool] | None = None,
+) -> list[str]:
+    """:func:`pair_key` of each pair (not symmetric), by column: the sides case-folded and
+    each pair's bytes made by ``map`` in C, a hash state copied a pair.
+
+    Args:
+        anchors: each pair's first side.
+        positives: each pair's second side, in the same order.
+        anchor_plain: for each anchor, ``True`` if the caller knows it is plain: printable,
+            its only whitespace single spaces between words (``" ".join(text.split())`` is
+            itself), so only case-folded; ``False``: not known, asked; ``None``: ask of all.
+        positive_plain: likewise for each positive.
+    """
+    first, second = _dedup_texts(anchors, anchor_plain), _dedup_texts(positives, positive_plain)
+    copy = _PAIR_KEY.copy
+    keys: list[str] = []
+    append = keys.append
+    for encoded in map(
+        str.encode,
+        map("{}\x00{}\x00".format, first, second),
+        repeat("utf-8"),
+        repeat("surrogatepass"),
+    ):
+        digest = copy()
+        digest.update(encoded)
+        append(digest.hexdigest())
+    return keys
+
+
+def _dedup_texts(texts: Sequence[str], plain: Sequence[bool] | None) -> list[str]:
+    if plain is None:
+        return list(map(_dedup_text, texts))
+    folded = list(map(str.casefold, texts))
+    for i in compress(count(), map(operator.not_, plain)):
+        folded[i] = _dedup_text(texts[i])
+    return folded
 
 
 _PAIR_KEY = hashlib.blake2b(digest_size=16, person=b"cf-pair-key")

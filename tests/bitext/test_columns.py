@@ -108,6 +108,12 @@ class CountingIdentifier:
     def predict_many(self, texts: list[str]) -> list[tuple[str, float]]:
         return [self.predict(text) for text in texts]
 
+    def predict_columns(
+        self, texts: list[str], printable: list[bool] | None = None
+    ) -> tuple[list[str], list[float]]:
+        answers = self.predict_many(texts)
+        return [lang for lang, _ in answers], [prob for _, prob in answers]
+
 
 def test_language_id_stops_at_the_first_side_that_fails() -> None:
     lid = CountingIdentifier()

@@ -23,20 +23,20 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields
-from itertools import compress, repeat
+from itertools import compress
 from typing import TYPE_CHECKING, Any
 
-from corpusforge.keys import pair_key
+from corpusforge.keys import pair_keys
 from corpusforge.pairing.decontam import check_contamination
 from corpusforge.pairing.filters import (
     FilterReason,
+    LanguageFilterConfig,
     bitext_length_reasons,
-    language_reason,
 )
 from corpusforge.pairing.noise import check_bitext_noise
 from corpusforge.sources.opus.records import RawPair, english_first
-from corpusforge.text.clean import one_line, prepare_text
-from corpusforge.text.langid import LanguageIdentifier
+from corpusforge.text.clean import prepare_texts
+from corpusforge.text.langid import LanguageIdentifier, normalize_lang, same_language
 from corpusforge.text.lengths import word_counts
 
 if TYPE_CHECKING:
@@ -114,8 +114,10 @@ class BitextBlock:
         reasons: each pair's reason for being dropped, ``None`` for a kept pair.
         kept: the indices of the kept pairs, in order.
         length_ratio: each kept pair's longer side's words over the shorter's.
-        anchor_lid: each kept pair's anchor's predicted language and its probability.
-        positive_lid: each kept pair's positive's prediction.
+        anchor_lid: each kept pair's anchor's predicted language.
+        anchor_lid_prob: the probability of each of those predictions.
+        positive_lid: each kept pair's positive's predicted language.
+        positive_lid_prob: the probability of each of those.
         dedup: each kept pair's :func:`~corpusforge.keys.pair_key`.
     """
 
@@ -128,8 +130,10 @@ class BitextBlock:
     reasons: list[FilterReason | None]
     kept: list[int]
     length_ratio: list[float]
-    anchor_lid: list[tuple[str, float]]
-    positive_lid: list[tuple[str, float]]
+    anchor_lid: list[str]
+    anchor_lid_prob: list[float]
+    positive_lid: list[str]
+    positive_lid_prob: list[float]
     dedup: list[str]
 
     def _kept(self, column: Sequence[Any]) -> list[Any]:
@@ -149,10 +153,10 @@ class BitextBlock:
             "positive_lang": keep(self.positive_lang),
             "dataset": keep(self.pairs.dataset),
             "length_ratio": self.length_ratio,
-            "anchor_lid": [lid for lid, _ in self.anchor_lid],
-            "anchor_lid_prob": [prob for _, prob in self.anchor_lid],
-            "positive_lid": [lid for lid, _ in self.positive_lid],
-            "positive_lid_prob": [prob for _, prob in self.positive_lid],
+            "anchor_lid": self.anchor_lid,
+            "anchor_lid_prob": self.anchor_lid_prob,
+            "positive_lid": self.positive_lid,
+            "positive_lid_prob": self.positive_lid_prob,
             "_dataset": keep(self.pairs.dataset),
             "_group": keep(self.group),
             "_dedup": self.dedup,
@@ -184,8 +188,9 @@ class BitextBlock:
                 continue
             row = self._row(i)
             row["length_ratio"] = self.length_ratio[k]
-            row["anchor_lid"], row["anchor_lid_prob"] = self.anchor_lid[k]
-            row["positive_lid"], row["positive_lid_prob"] = self.positive_lid[k]
+            row["anchor_lid"], row["anchor_lid_prob"] = self.anchor_lid[k], self.anchor_lid_prob[k]
+            row["positive_lid"] = self.positive_lid[k]
+            row["positive_lid_prob"] = self.positive_lid_prob[k]
             raw = self.pairs.pair(i)
             member = raw.origin_member or ""
             order = (raw.dataset, raw.origin_file, member, raw.origin_line, raw.origin_part)
@@ -204,20 +209,28 @@ class BitextBlock:
         }
 
 
-def _prepared(texts: Sequence[str], rules: PairRules) -> list[str]:
-    if rules.profile is None and not rules.lowercase:
-        return list(map(one_line, texts))  # all prepare_text does then, a call a text less
-    return list(map(prepare_text, texts, repeat(rules.profile), repeat(rules.lowercase)))
+def _gather(column: Sequence[Any], rows: list[int]) -> list[Any]:
+    """``column``'s items at ``rows`` (increasing), taken by ``map`` in C."""
+    if len(rows) == len(column):
+        return list(column)
+    return list(map(column.__getitem__, rows))
 
 
-def _oriented(
-    pairs: RawPairs, src: list[str], trg: list[str]
-) -> tuple[list[str], list[str], Sequence[str], Sequence[str]]:
-    """Anchor and positive texts and languages: English first (:func:`english_first`)."""
+Sides = tuple[list[str], list[str], Sequence[str], Sequence[str], list[bool], list[bool]]
+"""Anchor and positive texts, their languages, and whether each text is plain."""
+
+
+def _oriented(pairs: RawPairs, rules: PairRules) -> Sides:
+    """Anchor and positive texts (prepared: :func:`~corpusforge.text.clean.prepare_texts`),
+    languages and plainness: English first (:func:`english_first`)."""
+    src, src_plain = prepare_texts(pairs.src, rules.profile, rules.lowercase)
+    trg, trg_plain = prepare_texts(pairs.trg, rules.profile, rules.lowercase)
     languages = list(zip(pairs.src_lang, pairs.trg_lang, strict=True))
     first = {langs: english_first(*langs) for langs in set(languages)}
     if all(first.values()):
-        return src, trg, pairs.src_lang, pairs.trg_lang
+        return src, trg, pairs.src_lang, pairs.trg_lang, src_plain, trg_plain
+    if not any(first.values()):
+        return trg, src, pairs.trg_lang, pairs.src_lang, trg_plain, src_plain
     keep = [first[langs] for langs in languages]
     pick = _picker(keep)
     return (
@@ -225,6 +238,8 @@ def _oriented(
         pick(trg, src),
         pick(pairs.src_lang, pairs.trg_lang),
         pick(pairs.trg_lang, pairs.src_lang),
+        pick(src_plain, trg_plain),
+        pick(trg_plain, src_plain),
     )
 
 
@@ -235,30 +250,65 @@ def _picker(keep: list[bool]) -> Callable[[Sequence[Any], Sequence[Any]], list[A
     return pick
 
 
+Predictions = tuple[list[str], list[float], list[str], list[float]]
+"""The kept pairs' anchors' predicted languages and probabilities, then their positives'."""
+
+
 def _languages(
-    block_in: tuple[list[str], list[str], Sequence[str], Sequence[str]],
+    sides: Sides,
     running: list[int],
     reasons: list[FilterReason | None],
     lid: LanguageIdentifier,
     rules: PairRules,
-) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+) -> Predictions:
     """Language id of the anchors of the ``running`` pairs, then of the positives of those
     whose anchor passed (as the per-pair rule, which stops at the first side that fails);
     each failing pair's reason goes into ``reasons``. Returns the kept pairs' predictions."""
-    anchor, positive, anchor_lang, positive_lang = block_in
-    config = rules.language
-    predictions: list[list[tuple[str, float]]] = []
-    for texts, langs in ((anchor, anchor_lang), (positive, positive_lang)):
-        predicted = lid.predict_many([texts[i] for i in running])
-        judged = list(map(language_reason, predicted, [langs[i] for i in running], repeat(config)))
-        passing = [reason is None for reason in judged]
-        for i, reason in zip(running, judged, strict=True):
-            if reason is not None:
-                reasons[i] = reason
-        predictions = [list(compress(p, passing)) for p in predictions]
-        predictions.append(list(compress(predicted, passing)))
-        running = list(compress(running, passing))
-    return predictions[0], predictions[1]
+    anchor, positive, anchor_lang, positive_lang, anchor_plain, positive_plain = sides
+    columns: list[list[Any]] = []
+    for texts, langs, plain in (
+        (anchor, anchor_lang, anchor_plain),
+        (positive, positive_lang, positive_plain),
+    ):
+        # a plain text is printable: fastText is given it as it is, without asking again
+        predicted, probabilities = lid.predict_columns(
+            _gather(texts, running), _gather(plain, running)
+        )
+        judged = _language_reasons(
+            predicted, probabilities, _gather(langs, running), rules.language
+        )
+        if any(judged):
+            passing = list(map(operator.not_, judged))
+            for i, reason in zip(running, judged, strict=True):
+                if reason is not None:
+                    reasons[i] = reason
+            columns = [list(compress(column, passing)) for column in columns]
+            predicted = list(compress(predicted, passing))
+            probabilities = list(compress(probabilities, passing))
+            running = list(compress(running, passing))
+        columns += [predicted, probabilities]
+    return columns[0], columns[1], columns[2], columns[3]
+
+
+def _language_reasons(
+    predicted: list[str],
+    probabilities: list[float],
+    langs: list[str],
+    config: LanguageFilterConfig,
+) -> list[FilterReason | None]:
+    """:func:`~corpusforge.pairing.filters.language_reason` of each side, by column: whether
+    the languages agree is decided once a distinct (predicted, labelled) pair, and the
+    probabilities are compared by ``map`` in C."""
+    pairs = list(zip(predicted, langs, strict=True))
+    agree = {pair: same_language(pair[0], normalize_lang(pair[1])) for pair in set(pairs)}
+    threshold = float(config.min_confidence)
+    if all(agree.values()) and not any(map(threshold.__gt__, probabilities)):
+        return [None] * len(pairs)
+    mismatch, low = FilterReason.LANG_MISMATCH, FilterReason.LANG_LOW_CONFIDENCE
+    return [
+        mismatch if not agree[pair] else low if probability < threshold else None
+        for pair, probability in zip(pairs, probabilities, strict=True)
+    ]
 
 
 def bitext_block(
@@ -269,6 +319,9 @@ def bitext_block(
 ) -> BitextBlock:
     """Raw translation pairs -> what the bitext rule keeps and why it drops the rest.
 
+    Each text's shape (plain: printable, single spaces between words) is asked once, when
+    it is prepared, and word counts, language id and the dedup key take it from there.
+
     Args:
         pairs: the pairs as read.
         rules: ``lengths`` must be set.
@@ -278,12 +331,13 @@ def bitext_block(
     """
     lengths = rules.lengths
     assert lengths is not None
-    src, trg = _prepared(pairs.src, rules), _prepared(pairs.trg, rules)
-    anchor, positive, anchor_lang, positive_lang = oriented = _oriented(pairs, src, trg)
+    sides = _oriented(pairs, rules)
+    anchor, positive, anchor_lang, positive_lang, anchor_plain, positive_plain = sides
     languages = list(zip(anchor_lang, positive_lang, strict=True))
     groups = {langs: f"{langs[0]}-{langs[1]}" for langs in set(languages)}
-    group = [groups[langs] for langs in languages]
-    anchor_counts, positive_counts = word_counts(anchor), word_counts(positive)
+    group = list(map(groups.__getitem__, languages))
+    anchor_counts = word_counts(anchor, anchor_plain)
+    positive_counts = word_counts(positive, positive_plain)
     reasons = bitext_length_reasons(anchor_counts, positive_counts, lengths)
     if rules.noise:
         for i in [i for i, reason in enumerate(reasons) if reason is None]:
@@ -293,17 +347,18 @@ def bitext_block(
     if rules.decontaminator is not None:
         for i in [i for i, reason in enumerate(reasons) if reason is None]:
             reasons[i] = check_contamination(anchor[i], positive[i], rules.decontaminator)
-    running = [i for i, reason in enumerate(reasons) if reason is None]
-    predictions: tuple[list[tuple[str, float]], list[tuple[str, float]]] = ([], [])
+    running = _unrejected(reasons)
+    predictions: Predictions = ([], [], [], [])
 
     def check() -> None:
         nonlocal predictions
-        predictions = _languages(oriented, running, reasons, lid, rules)
+        predictions = _languages(sides, running, reasons, lid, rules)
 
     if running:
         (timed or _untimed)(check)
-    kept = [i for i, reason in enumerate(reasons) if reason is None]
-    kept_counts = [(anchor_counts[i], positive_counts[i]) for i in kept]
+    kept = _unrejected(reasons)
+    kept_anchor_counts = _gather(anchor_counts, kept)
+    kept_positive_counts = _gather(positive_counts, kept)
     return BitextBlock(
         pairs,
         anchor,
@@ -313,11 +368,29 @@ def bitext_block(
         group,
         reasons,
         kept,
-        [max(c) / min(c) for c in kept_counts],
-        predictions[0],
-        predictions[1],
-        list(map(pair_key, [anchor[i] for i in kept], [positive[i] for i in kept])),
+        # the longer side's words over the shorter's, as max(c) / min(c) of the pair c
+        list(
+            map(
+                operator.truediv,
+                map(max, kept_anchor_counts, kept_positive_counts),
+                map(min, kept_anchor_counts, kept_positive_counts),
+            )
+        ),
+        *predictions,
+        pair_keys(
+            _gather(anchor, kept),
+            _gather(positive, kept),
+            _gather(anchor_plain, kept),
+            _gather(positive_plain, kept),
+        ),
     )
+
+
+def _unrejected(reasons: list[FilterReason | None]) -> list[int]:
+    """The indices of the pairs no check has rejected yet."""
+    if not any(reasons):
+        return list(range(len(reasons)))
+    return [i for i, reason in enumerate(reasons) if reason is None]
 
 
 def _untimed(check: Callable[[], object]) -> None:

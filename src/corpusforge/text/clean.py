@@ -75,9 +75,12 @@ Example::
 from __future__ import annotations
 
 import html
+import operator
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from html.entities import html5
+from itertools import compress, count, repeat
 from typing import Final
 
 import emoji
@@ -296,6 +299,41 @@ def prepare_text(text: str, profile: CleanProfile | None, lowercase: bool) -> st
         return clean_text(text, profile)
     text = one_line(text)
     return text.lower() if lowercase else text
+
+
+def prepare_texts(
+    texts: Sequence[str], profile: CleanProfile | None, lowercase: bool
+) -> tuple[list[str], list[bool]]:
+    """:func:`prepare_text` of each of ``texts``, and whether each result is plain: printable,
+    its only whitespace single spaces between words (``" ".join(text.split())`` is itself).
+
+    Asked once here, that shape spares the steps after (language id, word counts, the dedup
+    key) asking again. With no profile and no lowercasing, a printable text is only stripped
+    (:func:`one_line`), by ``map`` in C, and stays printable.
+
+    Args:
+        texts: each side as read.
+        profile: see :func:`prepare_text`.
+        lowercase: see :func:`prepare_text`.
+    """
+    if profile is not None or lowercase:
+        prepared = [prepare_text(text, profile, lowercase) for text in texts]
+        return prepared, list(map(is_plain, prepared))
+    printable = list(map(str.isprintable, texts))
+    prepared = list(map(str.strip, texts))
+    spaced = map(operator.contains, prepared, repeat("  "))
+    plain = list(map(operator.gt, printable, spaced))  # printable and not spaced
+    for i in compress(count(), map(operator.not_, printable)):
+        prepared[i] = one_line(texts[i])
+        plain[i] = is_plain(prepared[i])
+    return prepared, plain
+
+
+def is_plain(text: str) -> bool:
+    """Whether ``text`` is printable and its only whitespace is single spaces between words:
+    ``" ".join(text.split())`` is ``text`` (every whitespace character but the space is
+    unprintable)."""
+    return text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
 
 
 def _clean_once(text: str, profile: CleanProfile) -> str:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib.util
+import operator
 import os
 import re
 import statistics
@@ -43,6 +44,8 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import compress, count, repeat
+from operator import itemgetter
 from pathlib import Path
 
 MODEL_ENV = "CORPUSFORGE_LID_MODEL"
@@ -317,32 +320,55 @@ class LanguageIdentifier:
         return self.predict_many((text,))[0]
 
     def predict_many(self, texts: Iterable[str]) -> list[tuple[str, float]]:
-        """:meth:`predict` of each of ``texts``, in order, in one loop that calls fastText's
-        binding itself (the bitext rule asks about a block of texts at once)."""
-        predict = self._predict
-        answers: list[tuple[str, float]] = []
-        append = answers.append
-        for text in texts:
-            if text.isprintable():
-                # no whitespace but the ASCII space: fastText reads the same words from
-                # ``text`` as from its runs of spaces made one (it skips them as ``split``)
-                line = text
-                if not line or line.isspace():
-                    append(_UNDETERMINED)
-                    continue
-            else:
-                line = " ".join(text.split())
-                if not line:
-                    append(_UNDETERMINED)
-                    continue
-            predictions = predict(line + "\n", 1, 0.0, "replace")
-            if not predictions:
-                append(_UNDETERMINED)
-                continue
-            probability, label = predictions[0]
-            # min(probability, 1.0) without a call (a NaN kept as min keeps it)
-            append((_label_code(label), 1.0 if probability > 1.0 else probability))
-        return answers
+        """:meth:`predict` of each of ``texts``, in order (:meth:`predict_columns` by row)."""
+        languages, probabilities = self.predict_columns(list(texts))
+        return list(zip(languages, probabilities, strict=True))
+
+    def predict_columns(
+        self, texts: Sequence[str], printable: Sequence[bool] | None = None
+    ) -> tuple[list[str], list[float]]:
+        """:meth:`predict` of each of ``texts``, by column: the languages, then their
+        probabilities. fastText's binding is mapped over the block's lines and its answers
+        taken apart by ``map`` in C, with no Python a text (the bitext rule asks about a
+        block of texts at once).
+
+        Args:
+            texts: the texts, in order.
+            printable: for each text, ``True`` if the caller knows ``text.isprintable()``
+                (then it is not asked again), ``False`` if it does not; ``None``: ask of
+                every text.
+        """
+        if printable is None:
+            printable = list(map(str.isprintable, texts))
+        # a printable text has no whitespace but the ASCII space: fastText reads the same
+        # words from it as from its runs of spaces made one (it skips them as ``split``)
+        lines = list(texts)
+        for i in compress(count(), map(operator.not_, printable)):
+            lines[i] = _line(lines[i])
+        if "" in lines or any(map(str.isspace, lines)):
+            return _by_column(list(map(self._answer, lines)))
+        answers = list(
+            map(
+                self._predict,
+                map(operator.add, lines, repeat("\n")),
+                repeat(1),
+                repeat(0.0),
+                repeat("replace"),
+            )
+        )
+        if not all(answers):
+            return _by_column([_first(answer) for answer in answers])
+        firsts = list(map(itemgetter(0), answers))
+        probabilities = list(map(itemgetter(0), firsts))
+        if any(map(_ONE.__lt__, probabilities)):  # min(probability, 1.0), a NaN kept
+            probabilities = [1.0 if p > 1.0 else p for p in probabilities]
+        return list(map(_label_code, map(itemgetter(1), firsts))), probabilities
+
+    def _answer(self, line: str) -> tuple[str, float]:
+        """The prediction of a line made by :func:`_line` (or a printable text)."""
+        if not line or line.isspace():
+            return _UNDETERMINED
+        return _first(self._predict(line + "\n", 1, 0.0, "replace"))
 
     def matches(self, text: str, lang: str, min_confidence: float = 0.0) -> bool:
         """Whether ``text`` is predicted as ``lang`` with at least ``min_confidence``.
@@ -354,6 +380,29 @@ class LanguageIdentifier:
         """
         predicted, confidence = self.predict(text)
         return same_language(predicted, normalize_lang(lang)) and confidence >= min_confidence
+
+
+def _line(text: str) -> str:
+    """The line fastText is given for ``text``: itself if printable, else its runs of
+    whitespace made one space."""
+    return text if text.isprintable() else " ".join(text.split())
+
+
+def _first(predictions: list[tuple[float, str]]) -> tuple[str, float]:
+    """The language of fastText's first ``(probability, label)``, ``und`` for none, its
+    probability at most 1."""
+    if not predictions:
+        return _UNDETERMINED
+    probability, label = predictions[0]
+    # min(probability, 1.0) without a call (a NaN kept as min keeps it)
+    return _label_code(label), 1.0 if probability > 1.0 else probability
+
+
+def _by_column(predictions: list[tuple[str, float]]) -> tuple[list[str], list[float]]:
+    return [p[0] for p in predictions], [p[1] for p in predictions]
+
+
+_ONE = 1.0
 
 
 _CACHE: dict[Path, LanguageIdentifier] = {}

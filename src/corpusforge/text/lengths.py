@@ -38,7 +38,7 @@ import operator
 import re
 import unicodedata
 from collections.abc import Sequence
-from itertools import compress, count
+from itertools import compress, count, repeat
 from typing import Final
 
 HAN: Final = "han"
@@ -121,12 +121,27 @@ def word_count(text: str) -> int:
     return sum(1 if max(token) < _FIRST_SPACELESS_CHAR else _token_words(token) for token in tokens)
 
 
-def word_counts(texts: Sequence[str]) -> list[int]:
+def word_counts(texts: Sequence[str], plain: Sequence[bool] | None = None) -> list[int]:
     """:func:`word_count` of each of ``texts``: whitespace tokens counted by ``map`` in C,
     and :func:`word_count` itself only for the texts holding a character of a space-less
     script (none in most bitext), looked for by ``map`` in C in the texts that are not ASCII
-    (``isascii`` reads a flag)."""
-    counts = list(map(len, map(str.split, texts)))
+    (``isascii`` reads a flag).
+
+    Args:
+        texts: the texts.
+        plain: for each text, ``True`` if the caller knows it is plain: printable, its only
+            whitespace single spaces between words (``" ".join(text.split())`` is itself),
+            so that its tokens are its spaces and one, counted without splitting it;
+            ``False``: not known; ``None``: not known of any.
+    """
+    if plain is None:
+        counts = list(map(len, map(str.split, texts)))
+    else:
+        counts = list(map(operator.add, map(str.count, texts, repeat(" ")), repeat(1)))
+        for i in compress(count(), map(operator.not_, plain)):
+            counts[i] = len(texts[i].split())
+        for i in compress(count(), map(operator.not_, texts)):
+            counts[i] = 0  # an empty text is plain, and has no token
     wide = list(compress(count(), map(operator.not_, map(str.isascii, texts))))
     # a text none of whose characters is in a space-less script's range counts one word a
     # token in word_count too: _token_words gives 1 to a token without such letters
