@@ -56,6 +56,7 @@ from corpusforge.local.bitext_read import MosesRange, TsvRange, UnitTallies, tal
 from corpusforge.local.machine import fitting_workers
 from corpusforge.local.rejects import RejectedShards
 from corpusforge.local.shards import FrameShards
+from corpusforge.local.spill import pyarrow_without_pandas
 from corpusforge.pairing.columns import RAW_FIELDS
 from corpusforge.schemas import DEAD_LETTER, arrow_schema
 from corpusforge.sources.opus.records import DeadLetter, RawPair, Skipped
@@ -161,6 +162,7 @@ def run_pairs(
         heldout_dest: (dataset, group) -> the staged folder of its held-out pairs (with
             ``job.holdout``).
     """
+    pyarrow_without_pandas()  # before the filter workers fork
     per_partition = partition_bytes(job.memory_budget)
     partitions = max(1, min(MAX_PARTITIONS, math.ceil(input_bytes / per_partition)))
     os.makedirs(scratch, exist_ok=True)

@@ -24,7 +24,7 @@ import pyarrow.ipc
 from corpusforge.local.bitext_filter import CountKey, PairJob
 from corpusforge.local.rejects import RejectedShards
 from corpusforge.local.shards import FrameShards
-from corpusforge.local.spill import read_arrow
+from corpusforge.local.spill import by_partition, read_arrow, text_partitions
 from corpusforge.pairing.filters import FilterReason
 
 SPILL_ROWS = 16_384
@@ -62,14 +62,13 @@ class Partitions:
             return
         table = pa.concat_tables(self._held)
         self._held, self._held_rows = [], 0
-        frame = pl.from_arrow(table)
-        assert isinstance(frame, pl.DataFrame)
         if self.partitions == 1:
-            self._write(0, frame.to_arrow())
+            self._write(0, table)
             return
-        frame = frame.with_columns((pl.col("_dedup").hash(seed=0) % self.partitions).alias("_p"))
-        for (p,), part in frame.partition_by("_p", as_dict=True).items():
-            self._write(int(p), part.drop("_p").to_arrow())
+        # Arrow and NumPy only: no copy into polars and back, no polars partition_by
+        parts = text_partitions(table.column("_dedup"), self.partitions)
+        for p, rows in by_partition(table, parts, self.partitions):
+            self._write(p, rows)
 
     def _write(self, p: int, table: pa.Table) -> None:
         writer = self._writers.get(p)

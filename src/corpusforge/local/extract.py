@@ -36,7 +36,6 @@ import math
 import os
 import queue
 import shutil
-import sys
 import tempfile
 import traceback
 from collections import Counter
@@ -50,7 +49,7 @@ import pyarrow as pa
 from corpusforge import progress
 from corpusforge.local.machine import fitting_workers, process_context, release_unused_memory
 from corpusforge.local.shards import FrameShards
-from corpusforge.local.spill import PartitionWriter, read_partition
+from corpusforge.local.spill import PartitionWriter, pyarrow_without_pandas, read_partition
 from corpusforge.local.workers import dead_worker, start_worker
 from corpusforge.release.io import COUNTS, FILES, ensure_dir, file_list, join, write_json
 from corpusforge.schemas import DEAD_LETTER, DELETE, TWEET, arrow_schema
@@ -187,7 +186,7 @@ def _read(uri: str, job: ExtractJob, workers: int) -> Counter[str]:
     """List the archive here, read its members on ``workers`` processes; the counts."""
     counts: Counter[str] = Counter()
     refs: list[MemberRef] = []
-    _pyarrow_without_pandas()
+    pyarrow_without_pandas()
     listing = _Spill(job, writer=0)
     for seq, item in enumerate(list_archive(uri, Tally(counts))):
         if isinstance(item, MemberRef):
@@ -354,38 +353,6 @@ def _pool_read(
             if proc.is_alive():  # a process not started is not alive
                 proc.terminate()
                 proc.join()
-
-
-def _pyarrow_without_pandas() -> None:
-    """Have pyarrow decide here, once, that no value it converts is a pandas object, without
-    importing pandas: this process and the read workers it forks then never import it.
-
-    pyarrow's first conversion of Python values (``pa.array``, ``Table.from_pylist``) imports
-    pandas, when installed, only to ask whether the values are pandas objects, and remembers
-    the answer; nothing in corpusforge makes a pandas object, so none can be one while
-    pandas is not imported. The import cost about 0.2 s of CPU, first in each read worker,
-    then (issue 38, fourth session) once here before the fork, on one core; now nowhere. An
-    explicit pandas call (``Table.to_pandas``) still imports it then. The values converted
-    are the same either way.
-    """
-    if "pandas" in sys.modules:  # already imported: pyarrow will see it for free
-        return
-    sys.meta_path.insert(0, _NoPandas)
-    try:
-        pa.array([0])
-    finally:
-        sys.meta_path.remove(_NoPandas)
-
-
-class _NoPandas:
-    """An import finder that has ``import pandas`` fail (pyarrow's own import of it skips
-    ``None`` in ``sys.modules``)."""
-
-    @staticmethod
-    def find_spec(name: str, *args: object) -> None:
-        if name == "pandas":
-            raise ModuleNotFoundError("not imported for pyarrow's check", name=name)
-        return None
 
 
 def _work(job: ExtractJob, writer: int, tasks: Any, results: Any) -> None:

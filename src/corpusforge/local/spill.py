@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import glob
 import os
+import sys
 from collections.abc import Iterator
 
 import numpy as np
@@ -27,6 +28,8 @@ PAIR_SPILL_ROWS = 50_000
 """Chosen pairs the local pair stage groups and appends to its files under ``_staging/`` at a
 time (a partition's pairs arrive as one Arrow table). A memory bound only: what is written
 does not depend on it."""
+TEXT_PREFIX_BYTES = 16
+"""Bytes of a text key that place it in a partition (:func:`text_partitions`)."""
 
 
 def partition_of(ids: np.ndarray, partitions: int) -> np.ndarray:
@@ -38,6 +41,72 @@ def partition_of(ids: np.ndarray, partitions: int) -> np.ndarray:
     x *= np.uint64(0xC4CEB9FE1A85EC53)
     x ^= x >> np.uint64(33)
     return (x % np.uint64(partitions)).astype(np.int64)
+
+
+def pyarrow_without_pandas() -> None:
+    """Have pyarrow decide here, once, that no value it converts is a pandas object, without
+    importing pandas: this process and the workers it forks then never import it.
+
+    pyarrow's first conversion of Python values (``pa.array``, ``Table.from_pylist``) or
+    first compute call (``Table.take``) imports pandas, when installed, only to ask whether
+    the values are pandas objects, and remembers the answer; nothing in corpusforge makes a
+    pandas object, so none can be one while pandas is not imported. The import costs about
+    0.2-0.4 s of CPU in each process that makes it (the Twitter read workers, issue 38's
+    fourth session; the bitext filter workers and the spill, its sixth). An explicit pandas
+    call (``Table.to_pandas``) still imports it then. The values converted are the same
+    either way.
+    """
+    if "pandas" in sys.modules:  # already imported: pyarrow will see it for free
+        return
+    sys.meta_path.insert(0, _NoPandas)
+    try:
+        pa.array([0])
+    finally:
+        sys.meta_path.remove(_NoPandas)
+
+
+class _NoPandas:
+    """An import finder that has ``import pandas`` fail (pyarrow's own import of it skips
+    ``None`` in ``sys.modules``)."""
+
+    @staticmethod
+    def find_spec(name: str, *args: object) -> None:
+        if name == "pandas":
+            raise ModuleNotFoundError("not imported for pyarrow's check", name=name)
+        return None
+
+
+def text_partitions(texts: pa.Array | pa.ChunkedArray, partitions: int) -> np.ndarray:
+    """The partition of each of ``texts`` (non-null strings), from its first
+    ``TEXT_PREFIX_BYTES`` bytes only (mixed as :func:`partition_of` mixes an id): made for
+    keys that are hashes in hex, such as dedup keys. Vectorised over Arrow's buffers."""
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    assert texts.null_count == 0, "text partitions of nulls"
+    n = len(texts)
+    width = np.int32 if pa.types.is_string(texts.type) else np.int64
+    _, offsets_buffer, data_buffer = texts.buffers()
+    window = slice(texts.offset, texts.offset + n + 1)
+    offsets = np.frombuffer(offsets_buffer, dtype=width)[window].astype(np.int64)
+    data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer else np.zeros(0, np.uint8)
+    at = np.arange(TEXT_PREFIX_BYTES)
+    inside = at < (offsets[1:] - offsets[:-1])[:, None]
+    prefixes = np.zeros((n, TEXT_PREFIX_BYTES), dtype=np.uint8)
+    prefixes[inside] = data[(offsets[:-1, None] + at)[inside]]
+    words = prefixes.view("<u8")  # (n, 2): a 16-byte prefix as two 64-bit words
+    return partition_of(words[:, 0] * np.uint64(0x9E3779B97F4A7C15) + words[:, 1], partitions)
+
+
+def by_partition(
+    table: pa.Table, parts: np.ndarray, partitions: int
+) -> Iterator[tuple[int, pa.Table]]:
+    """``table``'s rows of each partition (``parts``: each row's), in their order, for each
+    partition that has rows."""
+    order = np.argsort(parts, kind="stable")
+    ordered = table.take(pa.array(order))
+    bounds = np.searchsorted(parts[order], np.arange(partitions + 1))
+    for p in np.flatnonzero(bounds[1:] > bounds[:-1]).tolist():
+        yield p, ordered.slice(bounds[p], bounds[p + 1] - bounds[p])
 
 
 class PartitionWriter:
@@ -65,12 +134,8 @@ class PartitionWriter:
             self._write(0, table)
             return
         parts = partition_of(table.column(self._key).to_numpy(), self._partitions)
-        order = np.argsort(parts, kind="stable")
-        ordered = table.take(pa.array(order))
-        bounds = np.searchsorted(parts[order], np.arange(self._partitions + 1))
-        for p in range(self._partitions):
-            if bounds[p + 1] > bounds[p]:
-                self._write(p, ordered.slice(bounds[p], bounds[p + 1] - bounds[p]))
+        for p, rows in by_partition(table, parts, self._partitions):
+            self._write(p, rows)
 
     def _write(self, p: int, table: pa.Table) -> None:
         writer = self._writers.get(p)

@@ -1,0 +1,104 @@
+"""The local bitext engine's spill: every copy of a dedup key in one partition, by Arrow and
+NumPy alone, and no pandas import in the build's processes."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from corpusforge.local.spill import (
+    TEXT_PREFIX_BYTES,
+    by_partition,
+    partition_of,
+    text_partitions,
+)
+
+
+def _one(text: str, partitions: int) -> int:
+    """:func:`text_partitions` of one text, row by row."""
+    prefix = text.encode()[:TEXT_PREFIX_BYTES].ljust(TEXT_PREFIX_BYTES, b"\0")
+    low, high = int.from_bytes(prefix[:8], "little"), int.from_bytes(prefix[8:], "little")
+    key = (low * 0x9E3779B97F4A7C15 + high) % 2**64
+    return int(partition_of(np.array([key], dtype=np.uint64), partitions)[0])
+
+
+def _texts(n: int) -> list[str]:
+    rng = random.Random(5)
+    alphabet = "0123456789abcdef é猫"
+    return [
+        "".join(rng.choice(alphabet) for _ in range(rng.choice([0, 1, 7, 15, 16, 17, 32])))
+        for _ in range(n)
+    ]
+
+
+@pytest.mark.parametrize("kind", [pa.string(), pa.large_string()])
+def test_text_partitions_are_each_text_s_alone(kind: pa.DataType) -> None:
+    """Short, empty and non-ASCII texts, a sliced array and several chunks: each text's
+    partition is the one it has alone."""
+    texts = _texts(600)
+    expected = [_one(t, 7) for t in texts]
+    whole = pa.array(texts, type=kind)
+    assert text_partitions(whole, 7).tolist() == expected
+    assert text_partitions(whole.slice(13, 300), 7).tolist() == expected[13:313]
+    chunked = pa.chunked_array([whole.slice(0, 250), whole.slice(250)])
+    assert text_partitions(chunked, 7).tolist() == expected
+
+
+def test_hex_keys_spread_over_every_partition_and_copies_stay_together() -> None:
+    rng = random.Random(9)
+    keys = [f"{rng.getrandbits(128):032x}" for _ in range(2_000)]
+    parts = text_partitions(pa.array(keys + keys[::-1]), 16)
+    assert parts[:2_000].tolist() == parts[2_000:][::-1].tolist()
+    counts = np.bincount(parts, minlength=16)
+    assert counts.min() > 2 * 4_000 / 16 / 3, counts  # no partition starved
+
+
+def test_by_partition_keeps_each_partition_s_rows_in_order() -> None:
+    table = pa.table({"row": list(range(10)), "p": [3, 0, 3, 1, 0, 3, 1, 1, 0, 3]})
+    parts = np.array(table.column("p").to_pylist())
+    split = {p: rows.column("row").to_pylist() for p, rows in by_partition(table, parts, 5)}
+    assert split == {0: [1, 4, 8], 1: [3, 6, 7], 3: [0, 2, 5, 9]}
+
+
+SCRIPT = """
+import os, sys
+from corpusforge.builds import bitext
+from corpusforge.config.bitext import BitextConfig
+from corpusforge.local import bitext_filter
+
+assert "pandas" not in sys.modules, "imported before the build"
+filter_work = bitext_filter._filter_work
+
+def reporting(batch):
+    done = filter_work(batch)  # its table made by pyarrow from Python values
+    with open(os.path.join(sys.argv[2], f"worker-{os.getpid()}"), "w") as f:
+        f.write(str("pandas" in sys.modules))
+    return done
+
+bitext_filter._filter_work = reporting  # the workers are forked: they run this one
+config = BitextConfig(inputs=tuple(sys.argv[3:]), out=sys.argv[1], engine="local", workers=2)
+bitext.build(config)
+assert "pandas" not in sys.modules, "imported by the build"
+"""
+
+
+def test_pyarrow_never_imports_pandas_in_a_bitext_build(tmp_path: Path) -> None:
+    """The filter workers' first Arrow table and the spill's first ``take`` would each import
+    pandas (issue 38: 0.2-0.4 s of CPU in each process); none of them may."""
+    pytest.importorskip("pandas")
+    from tests.bitext.test_build_bitext import MOSES_DE, MOSES_EN
+
+    de, en = tmp_path / "mini.de-en.de", tmp_path / "mini.de-en.en"
+    de.write_text("\n".join(MOSES_DE) + "\n", encoding="utf-8")
+    en.write_text("\n".join(MOSES_EN) + "\n", encoding="utf-8")
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    command = [sys.executable, "-c", SCRIPT, str(tmp_path / "out"), str(reports), str(de), str(en)]
+    subprocess.run(command, check=True)
+    assert [p.read_text() for p in reports.iterdir()] == ["False"]
