@@ -5,7 +5,8 @@
         [--probe DIR]
 
 Inputs: ``max(scales)`` distinct day archives, ``corpusforge synth twitter --out
-twitter-stream-2021-01-DD.zip --tweets N --layout zip-2020 --seed DD --start 2021-01-DD``,
+twitter-stream-DATE.zip --tweets N --layout zip-2020 --seed D --start DATE`` for the D-th day
+from 2021-01-01,
 written once into ``--workdir`` (reused); scale ``s`` builds the first ``s`` of them.
 
 Each scale is built twice, each in a fresh output folder:
@@ -37,6 +38,7 @@ to ``DIR/<pid>.tsv`` (``worker_probe/sitecustomize.py`` says what the columns ar
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import shutil
@@ -150,11 +152,12 @@ def make_archives(folder: Path, tweets: int, days: int) -> list[str]:
     """``days`` distinct day archives of ``tweets`` tweets each (reused when there)."""
     archives = []
     for day in range(1, days + 1):
-        path = folder / f"twitter-stream-2021-01-{day:02d}.zip"
+        date = (datetime.date(2021, 1, 1) + datetime.timedelta(days=day - 1)).isoformat()
+        path = folder / f"twitter-stream-{date}.zip"
         if not path.exists():
             command = [_builds.COMMAND, "synth", "twitter", "--out", str(path) + ".tmp"]
             command += ["--tweets", str(tweets), "--layout", "zip-2020", "--seed", str(day)]
-            command += ["--start", f"2021-01-{day:02d}", "--no-truth"]
+            command += ["--start", date, "--no-truth"]
             subprocess.run(command, check=True, capture_output=True, env=ENV)
             os.replace(str(path) + ".tmp", path)
         archives.append(str(path))
