@@ -1,23 +1,28 @@
-"""The local bitext engine's spill: every copy of a dedup key in one partition, by Arrow and
-NumPy alone, and no pandas import in the build's processes."""
+"""The local bitext engine's spill and dedup: every copy of a dedup key in one partition, by
+Arrow and NumPy alone; the first copy of each pair kept; no pandas import in the build's
+processes."""
 
 from __future__ import annotations
 
 import random
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pytest
 
+from corpusforge.local.bitext_dedup import ORDER, _first_copies
 from corpusforge.local.spill import (
     TEXT_PREFIX_BYTES,
     by_partition,
     partition_of,
     text_partitions,
 )
+from corpusforge.pairing.filters import FilterReason
 
 
 def _one(text: str, partitions: int) -> int:
@@ -102,3 +107,33 @@ def test_pyarrow_never_imports_pandas_in_a_bitext_build(tmp_path: Path) -> None:
     command = [sys.executable, "-c", SCRIPT, str(tmp_path / "out"), str(reports), str(de), str(en)]
     subprocess.run(command, check=True)
     assert [p.read_text() for p in reports.iterdir()] == ["False"]
+
+
+def test_first_copies_are_the_smallest_origins_of_each_pair() -> None:
+    """Only rows with copies are sorted: the kept and dropped rows are those of sorting the
+    whole partition, with copies spread over groups, files, members, lines and parts."""
+    rng = random.Random(11)
+    rows = [
+        {
+            "_group": rng.choice(["de-en", "fr-en"]),
+            "_dedup": f"{rng.randrange(40):032x}",
+            "_dataset": rng.choice(["opus", "tatoeba"]),
+            "_file": rng.choice(["a", "b", "ab"]),
+            "_member": rng.choice(["", "m"]),
+            "_line": rng.randrange(5),
+            "_part": rng.randrange(2),
+            "row": i,
+        }
+        for i in range(400)
+    ]
+    frame = pl.DataFrame(rows).unique(subset=ORDER, keep="first")  # one row an origin
+    counts: Counter[tuple[str, ...]] = Counter()
+    kept = _first_copies(frame, counts)
+    whole = frame.sort(ORDER)
+    first = pl.struct("_group", "_dedup").is_first_distinct()
+    assert sorted(kept["row"]) == sorted(whole.filter(first)["row"])
+    dropped = whole.filter(~first).group_by("_dataset", "_group").len().iter_rows()
+    assert counts == Counter(
+        {("drop", d, g, str(FilterReason.DEDUP_DUPLICATE)): n for d, g, n in dropped}
+    )
+    assert 0 < sum(counts.values()) < frame.height - 40

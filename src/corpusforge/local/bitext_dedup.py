@@ -100,14 +100,23 @@ def _first_copies(
     frame: pl.DataFrame, counts: Counter[CountKey], rejected: RejectedShards | None = None
 ) -> pl.DataFrame:
     """The copy of each (group, dedup key) with the smallest origin; the others counted
-    (and kept aside in ``rejected``, if given)."""
-    frame = frame.sort(ORDER)
-    first = pl.struct("_group", "_dedup").is_first_distinct()
-    dups = frame.filter(~first)
+    (and kept aside in ``rejected``, if given).
+
+    Only the rows whose (group, dedup key) has copies are sorted (by group, dedup key and
+    origin: all copies of a pair are among them); a pair without copies is its own first
+    copy. Sorting a whole partition by seven columns cost the most of the local engine's
+    tail; the kept rows' order does not matter after (shards and thresholds sort by unique
+    keys).
+    """
+    key = pl.struct("_group", "_dedup")
+    copies = frame.select(key.is_duplicated()).to_series()
+    with_copies = frame.filter(copies).sort(ORDER)
+    first = key.is_first_distinct()
+    dups = with_copies.filter(~first)
     _count_drops(dups, FilterReason.DEDUP_DUPLICATE, counts)
     if rejected is not None:
         rejected.add_copies(dups, FilterReason.DEDUP_DUPLICATE)
-    return frame.filter(first)
+    return pl.concat([frame.filter(~copies), with_copies.filter(first)])
 
 
 def _count_drops(frame: pl.DataFrame, reason: FilterReason, counts: Counter[CountKey]) -> None:
