@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, ClassVar
+from unittest import mock
 
 import apache_beam as beam
 import pytest
@@ -16,6 +17,8 @@ from apache_beam.portability.api import beam_runner_api_pb2
 from apache_beam.runners.runner import PipelineResult, PipelineRunner, PipelineState
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
+from hypothesis import given
+from hypothesis import strategies as st
 
 from corpusforge.builds import twitter_pairs as tp
 from corpusforge.config.runner import Runner
@@ -23,11 +26,12 @@ from corpusforge.config.twitter import TwitterConfig
 from corpusforge.pairing.benchmarks import BenchmarkConfig
 from corpusforge.pairing.conversations import sample_key
 from corpusforge.text.clean import get_profile
-from corpusforge.transforms.twitter import ConversationRecords
+from corpusforge.transforms.twitter import ConversationRecords, pairs
 from corpusforge.transforms.twitter.pairs import (
     BOUNDED_GLOBAL,
     BOUNDED_SIDE_INPUTS,
     SampledPairs,
+    sample_priority,
 )
 
 
@@ -167,8 +171,8 @@ def test_conversation_records_are_decided_per_record_by_one_grouping_on_the_id()
 def test_sampling_combines_keys_and_filters_rows_against_one_threshold_per_dataset(
     tmp_path: Path,
 ) -> None:
-    """``--pairs-per-dataset``: the per-dataset ``Top`` reads the sample keys, not the rows;
-    the rows meet only the thresholds, a side input."""
+    """``--pairs-per-dataset``: the per-dataset ``Top`` reads the rows' priorities, not the
+    rows; the rows meet only the thresholds, a side input."""
     graph = _pair_graph(tmp_path, pairs_per_dataset=1000)
     transforms = graph.components.transforms.values()
     producer = {pc: t.unique_name for t in transforms for pc in t.outputs.values()}
@@ -179,7 +183,7 @@ def test_sampling_combines_keys_and_filters_rows_against_one_threshold_per_datas
         and t.unique_name.startswith(SAMPLING + "/")
     ]
     assert [producer[pc] for t in combines for pc in t.inputs.values()] == [
-        f"{SAMPLING}/SampleKeys"
+        f"{SAMPLING}/Priorities"
     ]
     assert {n for n in _side_input_readers(graph) if n.startswith(SAMPLING)} == {
         f"{SAMPLING}/KeepSampled"
@@ -208,3 +212,19 @@ def test_sampled_pairs_are_each_datasets_smallest_sample_keys() -> None:
     sampled = p | beam.Create(rows) | SampledPairs(n, seed)
     assert_that(sampled, equal_to(expected))
     p.run().wait_until_finish()
+
+
+HASHES = st.sampled_from([0, 1, 2**64 - 1]) | st.integers(0, 2**64 - 1)  # ties, then the rest
+INT64 = st.integers(-(2**63), 2**63 - 1)
+
+
+@given(st.lists(st.tuples(HASHES, INT64, INT64), unique=True, max_size=30))
+def test_sample_priority_orders_pairs_as_their_sample_keys(
+    keys: list[tuple[int, int, int]],
+) -> None:
+    """The larger the priority, the smaller the key, whatever the hash and ids (int64's edges
+    included, hashes tied so that the ids decide)."""
+    rows = [{"key": key} for key in keys]
+    with mock.patch.object(pairs, "sample_key", lambda seed, row: row["key"]):
+        ranked = sorted(rows, key=lambda row: sample_priority(0, row), reverse=True)
+    assert [row["key"] for row in ranked] == sorted(keys)

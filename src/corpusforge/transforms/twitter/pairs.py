@@ -19,14 +19,14 @@ and :data:`BOUNDED_GLOBAL`, checked on the job graph by ``tests/twitter/test_sca
 - ``PairRoots`` reads the held-out tweet ids and text hashes, gathered by the global
   ``HeldOutList``: ``--benchmark-queries`` rows a benchmark, each of a root and
   ``--benchmark-positives`` plus ``--benchmark-negatives`` tweets;
-- ``SamplePerDataset`` reads one sample key per dataset (:class:`SampledPairs`), with
+- ``SamplePerDataset`` reads one sample priority per dataset (:class:`SampledPairs`), with
   ``--pairs-per-dataset``;
 - the sink's ``AssignShard`` reads one row count per output folder (each dataset, and all).
 
 The per-key tops are bounded the same way: ``ChooseQueries`` by ``--benchmark-queries``,
 ``ChooseNegatives`` by the benchmarks' pool size (``--benchmark-queries`` times
-``--benchmark-negatives``, with slack), ``SamplePerDataset`` by ``--pairs-per-dataset`` keys
-of three integers, never rows.
+``--benchmark-negatives``, with slack), ``SamplePerDataset`` by ``--pairs-per-dataset``
+integers, never rows.
 
 Counts travel as ``(key, n)`` elements (summed later) and as Beam metrics, so the release's
 accounting does not depend on a runner's metrics support.
@@ -105,8 +105,8 @@ BOUNDED_SIDE_INPUTS = {
     "a benchmark",
     "Pairs/PairRoots": "the benchmarks' tweet ids and text hashes: --benchmark-queries rows a "
     "benchmark, each of a root, its positives and negatives",
-    "Pairs/SamplePerDataset/KeepSampled": "the largest sample key kept: one per dataset "
-    "(--pairs-per-dataset only)",
+    "Pairs/SamplePerDataset/KeepSampled": "the last sample priority kept: one integer per "
+    "dataset (--pairs-per-dataset only)",
     "WritePairs/AssignShard": "one row count per output folder: the datasets and all",
 }
 """The side inputs of the pair pipeline (``builds/twitter_beam.py``), by the label of the step
@@ -385,31 +385,48 @@ class TwitterBenchmarks(beam.PTransform):
         return {"rows": assembled.rows, "held": held, "counts": counts}
 
 
-SampleKey = tuple[int, int, int]
-"""A pair's :func:`sample_key`: its seeded hash, anchor id and positive id."""
+_UNSIGNED = 2**63
+"""Added to an int64 id to make it an unsigned 64-bit integer of the same order."""
 
 
-def _threshold(element: tuple[str, list[SampleKey]], n: int) -> Iterator[tuple[str, SampleKey]]:
-    """(dataset, its smallest keys) -> (dataset, the largest key kept), when it has ``n``."""
-    dataset, smallest = element
-    if len(smallest) >= n:  # fewer: the dataset is kept whole
-        yield dataset, max(smallest)
+def sample_priority(seed: int, row: dict[str, Any]) -> int:
+    """A pair's priority in ``--pairs-per-dataset`` sampling: the larger, the sooner kept.
+
+    Its :func:`sample_key` (the smallest kept) as one integer, negated: the key's hash, then
+    its anchor and positive ids made unsigned, side by side in 192 bits, so the order is the
+    key's. Beam's ``Top`` keeps plain integers as they are (any other order wraps each one),
+    so it holds ``n`` of them in about 60 bytes each; a tuple key took about 250.
+
+    Args:
+        seed: seed of the sample.
+        row: a ``pair.v1`` row.
+    """
+    h, anchor, positive = sample_key(seed, row)
+    return -((h << 128) | ((anchor + _UNSIGNED) << 64) | (positive + _UNSIGNED))
+
+
+def _threshold(element: tuple[str, list[int]], n: int) -> Iterator[tuple[str, int]]:
+    """(dataset, its largest priorities) -> (dataset, the smallest priority kept), when it
+    has ``n``."""
+    dataset, largest = element
+    if len(largest) >= n:  # fewer: the dataset is kept whole
+        yield dataset, min(largest)
 
 
 class _KeepSampledFn(beam.DoFn):
-    """A pair row -> the row, when its sample key is at most its dataset's threshold.
+    """A pair row -> the row, when its priority is at least its dataset's threshold.
 
-    Side input ``thresholds``: dataset -> the largest key kept (:func:`_threshold`); a dataset
-    without one is kept whole. The rows sampled out are counted by ``SumPairCounts``
+    Side input ``thresholds``: dataset -> the smallest priority kept (:func:`_threshold`); a
+    dataset without one is kept whole. The rows sampled out are counted by ``SumPairCounts``
     (``deduped`` minus ``rows``) and here as metrics.
     """
 
     def __init__(self, seed: int) -> None:
         self._seed = seed
 
-    def process(self, row: dict[str, Any], thresholds: dict[str, SampleKey]) -> Iterator[Any]:
+    def process(self, row: dict[str, Any], thresholds: dict[str, int]) -> Iterator[Any]:
         threshold = thresholds.get(row["dataset"])
-        if threshold is None or sample_key(self._seed, row) <= threshold:
+        if threshold is None or sample_priority(self._seed, row) >= threshold:
             yield row
         else:
             dataset = row["dataset"]
@@ -420,13 +437,14 @@ class _KeepSampledFn(beam.DoFn):
 class SampledPairs(beam.PTransform):
     """Pair rows -> each dataset's ``n`` rows with the smallest :func:`sample_key`.
 
-    Only the keys meet: the ``n`` smallest keys of each dataset (a ``Top`` per dataset, over
-    three integers a row) fix the dataset's threshold, the largest key kept; the rows are then
-    filtered against the thresholds, a side input of one key per dataset. So a bundle's
-    precombine and the merge of a dataset hold at most ``n`` keys, never rows, whatever the
-    input's size. The keys of a dataset are distinct (its pairs' ids; two pairs of the same
-    ids have the same texts and were deduplicated), so the rows kept are exactly the ``n``
-    smallest, as the local engine keeps them (``corpusforge.local.chosen``).
+    Only one integer a row meets the others: the ``n`` largest priorities of each dataset
+    (:func:`sample_priority`, in a ``Top`` per dataset) fix the dataset's threshold, the
+    smallest priority kept; the rows are then filtered against the thresholds, a side input
+    of one integer per dataset. So a bundle's precombine and the
+    merge of a dataset hold at most ``n`` integers, never rows, whatever the input's size.
+    The keys of a dataset are distinct (its pairs' ids; two pairs of the same ids have the
+    same texts and were deduplicated), so the rows kept are exactly the ``n`` of smallest
+    key, as the local engine keeps them (``corpusforge.local.chosen``).
 
     Args:
         n: the pairs kept per dataset (``--pairs-per-dataset``).
@@ -442,8 +460,8 @@ class SampledPairs(beam.PTransform):
         seed, n = self._seed, self._n
         thresholds = (
             pairs
-            | "SampleKeys" >> beam.Map(lambda r: (r["dataset"], sample_key(seed, r)))
-            | "SmallestKeys" >> beam.combiners.Top.SmallestPerKey(n)
+            | "Priorities" >> beam.Map(lambda r: (r["dataset"], sample_priority(seed, r)))
+            | "TopPriorities" >> beam.combiners.Top.LargestPerKey(n)
             | "Thresholds" >> beam.FlatMap(_threshold, n)
         )
         return pairs | "KeepSampled" >> beam.ParDo(
