@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from corpusforge.beamflags import choose_engine
@@ -58,16 +58,27 @@ def run_pairs(
     config: TwitterConfig,
     runner: Runner,
     staging: str,
+    benchmarks_written: Callable[[str], object] | None = None,
 ) -> None:
     """Stage 2: normalised tweets -> pairs and benchmarks in ``staging``.
 
     Writes the shards, ``_files.json`` and ``_counts.json`` under ``staging``;
     :func:`corpusforge.builds.twitter.build` publishes them. The local engine and the Beam
     pipeline write the same files.
+
+    Args:
+        tweet_files: tweet extracts.
+        delete_files: delete-notice extracts.
+        config: the build's settings.
+        runner: where a Beam pipeline runs.
+        staging: the folder written.
+        benchmarks_written: called with ``staging``'s benchmark folder once the local engine
+            has written every benchmark file there, before it chooses the pairs (the files
+            stay until the stage's caller publishes them); the Beam pipeline never calls it.
     """
     ensure_dir(staging)  # marks the stage as started, for whoever watches the release folder
     if pair_engine(config, runner) == "local":
-        _run_pairs_locally(tweet_files, delete_files, config, staging)
+        _run_pairs_locally(tweet_files, delete_files, config, staging, benchmarks_written)
     else:
         _run_pairs_on_beam(tweet_files, delete_files, config, runner, staging)
 
@@ -86,12 +97,25 @@ def _pair_settings(config: TwitterConfig) -> PairSettings:
 
 
 def _run_pairs_locally(
-    tweet_files: list[str], delete_files: list[str], config: TwitterConfig, staging: str
+    tweet_files: list[str],
+    delete_files: list[str],
+    config: TwitterConfig,
+    staging: str,
+    benchmarks_written: Callable[[str], object] | None,
 ) -> None:
     settings = _pair_settings(config)
     budget = memory_budget(config.memory_limit)
     queries = config.benchmarks.queries
     workers = pair_workers(budget, config.workers or default_workers(), queries)
+    bench_files: list[dict[str, Any]] = []
+
+    def write_benchmarks(benchmarks: dict[str, list[dict[str, Any]]]) -> None:
+        for bench, rows in sorted(benchmarks.items()):
+            ensure_dir(join(staging, BENCHMARKS))
+            bench_files.append(_write_benchmark((bench, rows), staging))
+        if benchmarks_written is not None:
+            benchmarks_written(join(staging, BENCHMARKS))
+
     with pair_tweets(
         tweet_files,
         delete_files,
@@ -102,6 +126,7 @@ def _run_pairs_locally(
         workdir=staging,
         spill_rows=PAIR_SPILL_ROWS,
         workers=workers,
+        on_benchmarks=write_benchmarks,
     ) as stage:
         shards = os.path.join(stage.spill, "shards")
         writer = FrameShards(PAIR, list(PAIR_SORT), config.rows_per_shard, shards)
@@ -111,10 +136,7 @@ def _run_pairs_locally(
             writer.add(join(staging, PAIRS, "all"), frame)
             for (dataset,), part in frame.partition_by("dataset", as_dict=True).items():
                 writer.add(join(staging, PAIRS, str(dataset)), part)
-        files = writer.close()
-    for bench, rows in sorted(stage.benchmarks.items()):
-        ensure_dir(join(staging, BENCHMARKS))
-        files.append(_write_benchmark((bench, rows), staging))
+        files = writer.close() + bench_files
     write_json(join(staging, FILES), file_list(files))
     write_json(join(staging, COUNTS), dict(sorted(stage.counts.items())))
 

@@ -108,6 +108,14 @@ def _held(memory_budget: int, benchmark_queries: int) -> float:
     return min(memory_budget * WORK_SHARE, memory_budget - main_bytes(benchmark_queries))
 
 
+def spare_bytes(memory_budget: int, benchmark_queries: int = 0) -> int:
+    """What ``memory_budget`` leaves beside this process's memory and the partitions with
+    their workers at their most: the margin kept for what the model leaves out, where another
+    process may still fit (none where this process's memory takes it all)."""
+    held = _held(memory_budget, benchmark_queries)
+    return max(0, int(memory_budget - main_bytes(benchmark_queries) - held))
+
+
 def pair_workers(memory_budget: int, workers: int, benchmark_queries: int = 0) -> int:
     """How many of ``workers`` processes build partitions: as many as fit beside this process,
     each with its own memory and a partition of :data:`ROWS_PER_WORKER` records; 1 (the
@@ -263,6 +271,7 @@ def pair_tweets(
     workdir: str | None = None,
     spill_rows: int = PAIR_SPILL_ROWS,
     workers: int = 1,
+    on_benchmarks: Callable[[dict[str, list[dict[str, Any]]]], object] | None = None,
 ) -> PairStage:
     """Run the whole pair stage over extracts of ``schemas/tweet.v1`` and ``delete.v1``.
 
@@ -285,6 +294,9 @@ def pair_tweets(
             the rows are the same). With ``partitions=0`` each holds a ``workers``-th of
             ``partition_rows``, and there are at least ``workers`` partitions; inputs of
             fewer than ``workers × ROWS_PER_WORKER`` conversation records use fewer.
+        on_benchmarks: called with the ``benchmark.v1`` rows per benchmark as soon as they
+            are chosen, after the first pass and before the second (never without
+            benchmarks): what only needs them can go on beside the pair choice.
 
     Returns:
         The stage; use it in a ``with`` block (or call ``close``), which removes its spill
@@ -310,6 +322,7 @@ def pair_tweets(
             spill,
             spill_rows,
             workers,
+            on_benchmarks,
         )
     except BaseException:
         shutil.rmtree(spill, ignore_errors=True)
@@ -326,6 +339,7 @@ def _pair_stage(
     spill: str,
     spill_rows: int,
     workers: int,
+    on_benchmarks: Callable[[dict[str, list[dict[str, Any]]]], object] | None,
 ) -> PairStage:
     counts: Counter[str] = Counter()
     tweets = TweetRows(
@@ -365,6 +379,8 @@ def _pair_stage(
         out.benchmarks, held = choice.result()
         del choice
         release_unused_memory()  # the negatives, before the second pass
+        if on_benchmarks is not None:
+            on_benchmarks(out.benchmarks)
         parts.second_pass(partial(_chosen_pairs, held=held, seed=settings.seed), take_pairs)
     else:
         no_one: HeldOut = (frozenset(), frozenset())
