@@ -12,12 +12,12 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from corpusforge.keys import _dedup_text, pair_key, pair_keys
-from corpusforge.pairing.candidates import PairRules
+from corpusforge.pairing.candidates import LANGUAGE_REASONS, PairRules
 from corpusforge.pairing.columns import RawPairs, _language_reasons, bitext_block
 from corpusforge.pairing.filters import (
     BitextFilterConfig,
-    FilterReason,
     LanguageFilterConfig,
+    check_bitext_length,
     language_reason,
 )
 from corpusforge.sources.opus.records import RawPair
@@ -171,22 +171,30 @@ class _Labelled:
         return [self.langs.get(t, "en") for t in texts], [0.9] * len(texts)
 
 
-@given(st.lists(st.tuples(TEXT, TEXT), max_size=12))
-@example([("Ich habe  heute Zeit.", "I have\u00a0time today."), ("Er sagt: 'nein'", "a\\b c d")])
-def test_a_block_of_tricky_texts_keeps_the_slow_rules(sides: list[tuple[str, str]]) -> None:
+@given(st.lists(st.tuples(TEXT, TEXT, st.booleans()), max_size=12))
+@example(
+    [("Ich habe  heute Zeit.", "I have\u00a0time today.", False), ("Er sagt: 'nein'", "a\\b", True)]
+)
+def test_a_block_of_tricky_texts_keeps_the_slow_rules(sides: list[tuple[str, str, bool]]) -> None:
+    """German-English pairs, some read English first: the block's texts, length reasons,
+    ratios and dedup keys are those of the per-text rules."""
     rules = PairRules(LanguageFilterConfig(), BitextFilterConfig(min_tokens=1))
-    raws = [RawPair(d, e, "de", "en", "T", "f", None, i + 1) for i, (d, e) in enumerate(sides)]
-    german = {prepare_text(d, None, False): "de" for d, _ in sides}
+    raws = [
+        RawPair(e, d, "en", "de", "T", "f", None, i + 1)
+        if english
+        else RawPair(d, e, "de", "en", "T", "f", None, i + 1)
+        for i, (d, e, english) in enumerate(sides)
+    ]
+    anchors = [prepare_text(e, None, False) for _, e, _ in sides]
+    positives = [prepare_text(d, None, False) for d, _, _ in sides]
+    german = dict.fromkeys(positives, "de")
     block = bitext_block(RawPairs.of(raws), rules, _Labelled(german))  # type: ignore[arg-type]
-    anchors = [prepare_text(e, None, False) for _, e in sides]
-    positives = [prepare_text(d, None, False) for d, _ in sides]
     assert (block.anchor, block.positive) == (anchors, positives)
+    for anchor, positive, reason in zip(anchors, positives, block.reasons, strict=True):
+        length = check_bitext_length(anchor, positive, rules.lengths or BitextFilterConfig())
+        assert reason is length or (length is None and reason in LANGUAGE_REASONS)
     kept = [i for i, reason in enumerate(block.reasons) if reason is None]
     assert block.kept == kept
-    for i, reason in enumerate(block.reasons):
-        counts = word_count(anchors[i]), word_count(positives[i])
-        if min(counts) < 1:
-            assert reason is FilterReason.BITEXT_TOO_SHORT
     counts = [(word_count(anchors[i]), word_count(positives[i])) for i in kept]
     assert block.length_ratio == [max(c) / min(c) for c in counts]
     assert block.dedup == [pair_key(anchors[i], positives[i]) for i in kept]
