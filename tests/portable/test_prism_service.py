@@ -135,6 +135,10 @@ def pipeline_inputs(root: Path, realdata: Path) -> dict[str, list[str]]:
         "twitter-synthetic": [
             "pipelines.twitter_pairs", "--input", str(synthetic), "--benchmark_queries=5",
         ],
+        "twitter-sampled": [  # qt and rp sampled, coqt and corp kept whole
+            "pipelines.twitter_pairs", "--input", str(synthetic), "--benchmark_queries=5",
+            "--pairs_per_dataset=10",
+        ],
         "bitext-real": [
             "pipelines.bitext_pairs",
             "--input", str(tatoeba / "tatoeba.deu-eng.deu"),
@@ -179,7 +183,9 @@ def _differences(a: dict[str, bytes], b: dict[str, bytes]) -> list[str]:
     return [f"only in one: {k}" for k in only] + [f"differs: {k}" for k in changed]
 
 
-@pytest.mark.parametrize("name", ["twitter-real", "twitter-synthetic", "bitext-real", "paranmt"])
+@pytest.mark.parametrize(
+    "name", ["twitter-real", "twitter-synthetic", "twitter-sampled", "bitext-real", "paranmt"]
+)
 def test_prism_job_service_builds_the_local_release(
     name: str,
     inputs: dict[str, list[str]],
@@ -189,6 +195,10 @@ def test_prism_job_service_builds_the_local_release(
 ) -> None:
     local = tmp_path / "local"
     _build(inputs[name], local)
+    if name == "twitter-sampled":  # the sample bites some datasets and keeps others whole
+        datasets = json.loads((local / "manifest.json").read_text())["datasets"]
+        sampled = {"pair_sampled_out" in d["dropped"] for k, d in datasets.items() if k != "all"}
+        assert sampled == {True, False}
     portable = ["--runner=PortableRunner", f"--job_endpoint={job_endpoint}"]
     for environment in (
         ["--environment_type=LOOPBACK"],
