@@ -73,12 +73,21 @@ def _frame(rows: list[dict[str, object]], *, placed: bool) -> pl.DataFrame:
 
 
 @pytest.mark.parametrize("frame_rows", [1, 7, 300])
-@pytest.mark.parametrize("placed", [False, True])
-def test_frames_give_the_sinks_shards(tmp_path: Path, frame_rows: int, placed: bool) -> None:
+@pytest.mark.parametrize(("placed", "declared"), [(False, False), (True, False), (True, True)])
+def test_frames_give_the_sinks_shards(
+    tmp_path: Path, frame_rows: int, placed: bool, declared: bool
+) -> None:
+    """With each destination's rows declared first, they go straight to their shards' files:
+    the same files."""
     rows = _rows(300)
     spill = tmp_path / "spill"
     spill.mkdir()
     writer = FrameShards(PAIR, SORT, 40, str(spill), placement="_place" if placed else None)
+    if declared:
+        writer.declare(str(tmp_path / "out" / "all"), len(rows))
+        for dataset in ("qt", "rp"):
+            n = sum(r["dataset"] == dataset for r in rows)
+            writer.declare(str(tmp_path / "out" / dataset), n)
     for at in range(0, len(rows), frame_rows):
         frame = _frame(rows[at : at + frame_rows], placed=placed)
         writer.add(str(tmp_path / "out" / "all"), frame)
@@ -95,6 +104,14 @@ def test_frames_give_the_sinks_shards(tmp_path: Path, frame_rows: int, placed: b
     assert len(got["all"]) == 8  # ceil(300 / 40)
     for dataset in ("qt", "rp"):
         assert got[dataset] == _expected([r for r in rows if r["dataset"] == dataset], 40)
+
+
+def test_a_declared_destination_that_gets_other_rows_fails_close(tmp_path: Path) -> None:
+    writer = FrameShards(PAIR, SORT, 40, str(tmp_path / "spill"), placement="_place")
+    writer.declare(str(tmp_path / "out"), 301)
+    writer.add(str(tmp_path / "out"), _frame(_rows(300), placed=True))
+    with pytest.raises(RuntimeError, match="300 rows added, 301 declared"):
+        writer.close()
 
 
 def test_arrival_order_does_not_change_the_files(tmp_path: Path) -> None:

@@ -83,11 +83,13 @@ class Partitions:
             writer.close()
 
     def frames(self, columns: list[str] | None = None) -> Iterator[pl.DataFrame]:
-        """Each partition's candidates (only ``columns``, if given), one at a time."""
+        """Each partition's candidates (only ``columns``, if given: mapped, so only theirs
+        are read), one at a time."""
         for p in sorted(self._writers):
-            table = read_arrow(self.path(p))
-            if columns is not None:
-                table = table.select(columns)
+            if columns is None:
+                table = read_arrow(self.path(p))
+            else:
+                table = pa.ipc.open_file(pa.memory_map(self.path(p))).read_all().select(columns)
             frame = pl.from_arrow(table)
             assert isinstance(frame, pl.DataFrame)
             del table
@@ -128,21 +130,25 @@ def _count_drops(frame: pl.DataFrame, reason: FilterReason, counts: Counter[Coun
 
 def _first_pass(
     spill: Partitions, cap: int | None, holdout: int | None, counts: Counter[CountKey]
-) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
-    """The cap's thresholds (:func:`_thresholds`, of the ``cap + holdout`` smallest ranks)
-    and the holdout's boundaries (:func:`_boundaries`), in one read of the partitions; the
-    duplicates are counted here."""
+) -> tuple[pl.DataFrame | None, pl.DataFrame | None, Counter[tuple[str, str]]]:
+    """The cap's thresholds (:func:`_thresholds`, of the ``cap + holdout`` smallest ranks),
+    the holdout's boundaries (:func:`_boundaries`) and each (dataset, group)'s pairs once
+    deduplicated, in one read of the key columns of the partitions; the duplicates are
+    counted here."""
     best: pl.DataFrame | None = None
     held: pl.DataFrame | None = None
+    firsts: Counter[tuple[str, str]] = Counter()
     limit = None if cap is None else cap + (holdout or 0)
     for frame in spill.frames(columns=[*ORDER, "_rank"]):
         kept = _first_copies(frame, counts).select("_dataset", "_group", "_rank", "_dedup")
+        for dataset, group, n in kept.group_by("_dataset", "_group").len().iter_rows():
+            firsts[(dataset, group)] += n
         if limit is not None:
             best = _smallest(kept.drop("_dedup"), best, limit, ["_rank"])
         if holdout is not None:
             held = _smallest(kept, held, holdout, ["_rank", "_dedup"])
     thresholds = None if limit is None else _thresholds(best)
-    return thresholds, None if holdout is None else _boundaries(held)
+    return thresholds, None if holdout is None else _boundaries(held), firsts
 
 
 def _smallest(kept: pl.DataFrame, best: pl.DataFrame | None, n: int, by: list[str]) -> pl.DataFrame:
@@ -201,10 +207,16 @@ def keep_and_write(
         counts: the build's counts.
         rejected: where the duplicates and capped pairs go, with ``--keep-rejected``.
     """
-    thresholds = boundaries = None
-    if job.ranked:
-        thresholds, boundaries = _first_pass(spill, job.cap, job.holdout, counts)
+    thresholds, boundaries, firsts = _first_pass(spill, job.cap, job.holdout, counts)
     folders: dict[tuple[str, str, str], str] = {}
+    # each destination's rows, known now, let the writer put them straight into their shards
+    for (dataset, group), pairs in sorted(firsts.items()):
+        held = min(job.holdout or 0, pairs)
+        chosen = pairs if job.cap is None else min(job.cap + held, pairs)
+        for kind, rows in (("rows", chosen - held), ("held", held)):
+            if rows:
+                dest = folders[(kind, dataset, group)] = dests[kind](dataset, group)
+                writer.declare(dest, rows)
 
     def write_to(kind: str, kept: pl.DataFrame) -> None:
         for (dataset, group), rows in kept.partition_by(
@@ -228,10 +240,7 @@ def keep_and_write(
 
     ties: list[pl.DataFrame] = []
     for frame in spill.frames():
-        part_counts: Counter[CountKey] = Counter()
-        kept = _first_copies(frame, part_counts, rejected)
-        if not job.ranked:
-            counts.update(part_counts)  # else the first pass counted the duplicates
+        kept = _first_copies(frame, Counter(), rejected)  # the first pass counted them
         if thresholds is not None:
             kept = kept.join(thresholds, on=["_dataset", "_group"], how="left")
             rank, limit = pl.col("_rank"), pl.col("_t_rank")

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc
 
-from corpusforge.local.spill import read_arrow
+from corpusforge.local.spill import by_partition, read_arrow
 from corpusforge.schemas import SchemaRef, arrow_schema
 from corpusforge.sinks.shards import (
     ROW_GROUP_SIZE,
@@ -82,24 +82,58 @@ class FrameShards:
         self._counts: Counter[str] = Counter()
         self._writers: dict[str, pa.ipc.RecordBatchFileWriter] = {}
         self._paths: dict[str, str] = {}
+        self._declared: dict[str, int] = {}
+        self._shard_writers: dict[tuple[str, int], pa.ipc.RecordBatchFileWriter] = {}
+
+    def declare(self, dest: str, rows: int) -> None:
+        """Say that ``dest`` will get exactly ``rows`` rows (before any is added): its rows
+        then go straight to their shards' files as they are added, and :meth:`close` only
+        sorts and writes each shard (no second pass splitting ``dest``'s rows). Needs
+        ``placement``; :meth:`close` fails if another number of rows came."""
+        assert self._placement and dest not in self._counts, dest
+        self._declared[dest] = rows
 
     def add(self, dest: str, frame: pl.DataFrame) -> None:
         """Add ``frame``'s rows (the schema's columns and the sort columns) to ``dest``."""
         if not frame.height:
             return
         table = self._compact(frame.select(self._columns).to_arrow())
+        self._counts[dest] += frame.height
+        if dest in self._declared:
+            self._add_to_shards(dest, table)
+            return
         writer = self._writers.get(dest)
         if writer is None:
-            path = os.path.join(self._spill, f"dest-{len(self._paths)}.arrow")
-            self._paths[dest] = path
-            writer = self._writers[dest] = pa.ipc.new_file(path, table.schema)
+            writer = self._writers[dest] = pa.ipc.new_file(self._path(dest), table.schema)
         writer.write_table(table)
-        self._counts[dest] += frame.height
+
+    def _path(self, dest: str) -> str:
+        """``dest``'s Arrow file (its shards' files: ``.<shard>`` after it)."""
+        path = self._paths.get(dest)
+        if path is None:
+            path = self._paths[dest] = os.path.join(self._spill, f"dest-{len(self._paths)}.arrow")
+        return path
+
+    def _add_to_shards(self, dest: str, table: pa.Table) -> None:
+        """``table``'s rows appended to their shards' files (a declared ``dest``)."""
+        num_shards = shard_count(self._declared[dest], self._rows_per_shard)
+        assert self._placement
+        place = table.column(self._placement).to_numpy()
+        shards = (place % np.uint64(num_shards)).astype(np.int64)
+        for shard, rows in by_partition(table, shards, num_shards):
+            writer = self._shard_writers.get((dest, shard))
+            if writer is None:
+                writer = pa.ipc.new_file(f"{self._path(dest)}.{shard}", rows.schema)
+                self._shard_writers[(dest, shard)] = writer
+            writer.write_table(rows)
 
     def close(self) -> list[dict[str, Any]]:
         """Write every destination's shards; a ShardInfo dict per file, by destination."""
-        for writer in self._writers.values():
+        for writer in [*self._writers.values(), *self._shard_writers.values()]:
             writer.close()
+        for dest, rows in self._declared.items():
+            if self._counts[dest] != rows:
+                raise RuntimeError(f"{dest}: {self._counts[dest]} rows added, {rows} declared")
         files: list[dict[str, Any]] = []
         for dest in sorted(self._counts):
             num_shards = shard_count(self._counts[dest], self._rows_per_shard)
@@ -111,7 +145,8 @@ class FrameShards:
                 # Arrow's allocator (mimalloc) keeps freed pages for reuse; give them back, or
                 # the process holds about one more shard's worth for the rest of the build
                 pa.default_memory_pool().release_unused()
-            os.remove(self._paths[dest])
+            if dest not in self._declared:
+                os.remove(self._paths[dest])
         return files
 
     def _row_groups(self, table: pa.Table) -> Iterator[pa.Table]:
@@ -135,11 +170,15 @@ class FrameShards:
     def _shards(self, dest: str, num_shards: int) -> Iterator[tuple[int, pa.Table]]:
         """``dest``'s rows split into its shards, ``(shard, its rows)`` for each shard that
         has rows, one shard in memory at a time."""
-        if num_shards == 1:
+        parts = [f"{self._paths[dest]}.{shard}" for shard in range(num_shards)]
+        if dest in self._declared:
+            written = sorted(shard for d, shard in self._shard_writers if d == dest)
+        elif num_shards == 1:
             yield 0, read_arrow(self._paths[dest])
             return
-        parts = [f"{self._paths[dest]}.{shard}" for shard in range(num_shards)]
-        for shard in self._split(self._paths[dest], parts):
+        else:
+            written = self._split(self._paths[dest], parts)
+        for shard in written:
             yield shard, read_arrow(parts[shard])
             os.remove(parts[shard])
 
@@ -157,15 +196,11 @@ class FrameShards:
                 keys = zip(*(batch.column(c).to_pylist() for c in self._sort_columns), strict=True)
                 key = self._sort_key or tuple
                 shards = np.array([shard_of(key(k), num_shards) for k in keys], dtype=np.int64)
-            order = np.argsort(shards, kind="stable")
-            ordered = batch.take(pa.array(order))
-            bounds = np.searchsorted(shards[order], np.arange(num_shards + 1))
-            for s in np.flatnonzero(bounds[1:] > bounds[:-1]).tolist():
-                part = ordered.slice(bounds[s], bounds[s + 1] - bounds[s])
+            for s, part in by_partition(pa.Table.from_batches([batch]), shards, num_shards):
                 writer = writers.get(s)
                 if writer is None:
                     writer = writers[s] = pa.ipc.new_file(parts[s], part.schema)
-                writer.write_batch(part)
+                writer.write_table(part)
         for writer in writers.values():
             writer.close()
         return sorted(writers)
