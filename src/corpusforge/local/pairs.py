@@ -66,11 +66,12 @@ log = logging.getLogger(__name__)
 
 ROWS_PER_PARTITION = 4_000_000
 """Conversation records per partition when no memory budget is given."""
-ROWS_PER_WORKER = 25_000
+ROWS_PER_WORKER = 12_500
 """Conversation records each worker process must have, or fewer are started. The split costs
-its own work (the spread, conversation files, pickled summaries): at 79k records (the 400k
-zip) two workers take the time of one; the gain comes with several partitions' worth
-(``benchmarks/RESULTS.md``)."""
+its own work (the spread, conversation files, pickled summaries: about 0.15 CPU-s at 30k
+records) but puts the first pass on both cores: at 30k records (a 200k-tweet day) the pair
+stage took 1.07 s on two workers against 1.20 s in one process, the build's tail 1.26 s
+against 1.39 s (``benchmarks/RESULTS.md``)."""
 PAIR_WORKER = "a Twitter pair worker"
 """A partition's worker process, as an error names it."""
 BYTES_PER_PARTITION_RECORD = 1_500
@@ -449,26 +450,32 @@ class _Partitions:
                 os.remove(self._path(p))
             return look(part)
 
-        for result in self._map(read):
+        # One round of partitions (one a worker): the pass is short, about a fifth of the
+        # first, and a pool more would cost what it saves; the reference scores
+        # (corpusforge.builds.twitter) take the other core meanwhile.
+        one_round = self._n <= self._workers
+        for result in self._map(read, workers=1 if one_round else self._workers):
             take(result)
             del result
 
-    def _map(self, task: Callable[[int], T]) -> Iterator[T]:
-        """``task`` of each partition, in partition order: here, or on the worker processes
-        (forked after ``task`` is set, so nothing of it is pickled but the results)."""
-        if self._workers <= 1:
+    def _map(self, task: Callable[[int], T], workers: int | None = None) -> Iterator[T]:
+        """``task`` of each partition, in partition order: here, or on ``workers`` processes
+        (default: the stage's; forked after ``task`` is set, so nothing of it is pickled but
+        the results)."""
+        workers = self._workers if workers is None else workers
+        if workers <= 1:
             for p in range(self._n):
                 yield task(p)
             return
         gc.freeze()  # the workers' collections leave what they inherit unwritten: shared
         try:
             with worker_pool(
-                PAIR_WORKER, self._workers, initializer=_set_task, initargs=(task,)
+                PAIR_WORKER, workers, initializer=_set_task, initargs=(task,)
             ) as pool:  # a worker that dies fails the stage (WorkerDied), never hangs it
                 pending: deque[Future[T]] = deque()
                 for p in range(self._n):
                     pending.append(pool.submit(_run_task, p))
-                    if len(pending) > self._workers:  # at most a partition ahead per worker
+                    if len(pending) > workers:  # at most a partition ahead per worker
                         yield pool.result(pending.popleft())
                 while pending:
                     yield pool.result(pending.popleft())
