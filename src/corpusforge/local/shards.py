@@ -97,11 +97,11 @@ class FrameShards:
         """Add ``frame``'s rows (the schema's columns and the sort columns) to ``dest``."""
         if not frame.height:
             return
-        table = self._compact(frame.select(self._columns).to_arrow())
         self._counts[dest] += frame.height
         if dest in self._declared:
-            self._add_to_shards(dest, table)
+            self._add_to_shards(dest, frame.select(self._columns))
             return
+        table = self._compact(frame.select(self._columns).to_arrow())
         writer = self._writers.get(dest)
         if writer is None:
             writer = self._writers[dest] = pa.ipc.new_file(self._path(dest), table.schema)
@@ -114,13 +114,15 @@ class FrameShards:
             path = self._paths[dest] = os.path.join(self._spill, f"dest-{len(self._paths)}.arrow")
         return path
 
-    def _add_to_shards(self, dest: str, table: pa.Table) -> None:
-        """``table``'s rows appended to their shards' files (a declared ``dest``)."""
+    def _add_to_shards(self, dest: str, frame: pl.DataFrame) -> None:
+        """``frame``'s rows appended to their shards' files (a declared ``dest``), split by
+        polars (a third of the CPU of Arrow's ``take`` on polars' chunks)."""
         num_shards = shard_count(self._declared[dest], self._rows_per_shard)
         assert self._placement
-        place = table.column(self._placement).to_numpy()
-        shards = (place % np.uint64(num_shards)).astype(np.int64)
-        for shard, rows in by_partition(table, shards, num_shards):
+        shard_of_row = (pl.col(self._placement) % num_shards).alias("_shard")
+        parts = frame.with_columns(shard_of_row).partition_by("_shard", as_dict=True)
+        for (shard,), part in sorted(parts.items()):
+            rows = self._compact(part.drop("_shard").to_arrow())
             writer = self._shard_writers.get((dest, shard))
             if writer is None:
                 writer = pa.ipc.new_file(f"{self._path(dest)}.{shard}", rows.schema)
