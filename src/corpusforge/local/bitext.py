@@ -17,11 +17,12 @@ without holding the input in memory.
    (:mod:`corpusforge.local.bitext_filter`).
 3. **Deduplicate and cap** (polars, by partition): candidates are spilled to ``partitions``
    Arrow files by a hash of their dedup key, so every copy of a pair lands in one
-   partition; each partition is read alone, sorted by (group, dedup key, origin) and the
-   first copy kept. With a cap, a first pass keeps each (dataset, group)'s smallest
-   ``cap`` ranks (a 64-bit seeded hash and the 32-hex dedup key: about 50 bytes a pair) to
-   fix its threshold, and a second pass keeps the pairs at or under it
-   (:mod:`corpusforge.local.bitext_dedup`).
+   partition; a first pass over their key columns counts each destination's pairs once
+   deduplicated; then each partition is read alone and of each pair's copies, sorted by
+   (group, dedup key, origin), the first kept. With a cap, the first pass also keeps each
+   (dataset, group)'s smallest ``cap`` ranks (a 64-bit seeded hash and the 32-hex dedup key:
+   about 50 bytes a pair) to fix its threshold, and the second keeps the pairs at or under
+   it (:mod:`corpusforge.local.bitext_dedup`).
 4. **Write**: kept rows go, a frame at a time, to
    :class:`~corpusforge.local.shards.FrameShards`, which places and sorts them as the Beam
    sink does: pair rows by (dedup key, anchor, positive), the sort key of both builds

@@ -2,12 +2,15 @@
 
 Step 3 of the local bitext and ParaNMT engine (:mod:`corpusforge.local.bitext`), with
 polars: candidates are spilled to Arrow files by a hash of their dedup key
-(:class:`Partitions`), so every copy of a pair lands in one partition; each partition is read
-alone, sorted by (group, dedup key, origin) and the first copy kept. With a cap, a first pass
-keeps each (dataset, group)'s smallest ``cap`` ranks (a 64-bit seeded hash and the 32-hex
-dedup key) to fix its threshold, and a second pass keeps the pairs at or under it; with
-``--holdout``, the smallest ranks before those are set aside (:func:`keep_and_write`). Every
-pair dropped here is counted (``dedup_duplicate``, ``cap_over_limit``) and, with
+(:class:`Partitions`, Arrow and NumPy only), so every copy of a pair lands in one partition;
+each partition is read alone, and of the rows whose (group, dedup key) has copies, sorted by
+(group, dedup key, origin), the first copy is kept. A first pass over the partitions' key
+columns counts each (dataset, group)'s pairs once deduplicated, so the writer knows each
+destination's rows before they come (and puts them straight into their shards); with a cap,
+it also keeps each (dataset, group)'s smallest ``cap`` ranks (a 64-bit seeded hash and the
+32-hex dedup key) to fix its threshold, and a second pass keeps the pairs at or under it;
+with ``--holdout``, the smallest ranks before those are set aside (:func:`keep_and_write`).
+Every pair dropped here is counted (``dedup_duplicate``, ``cap_over_limit``) and, with
 ``--keep-rejected``, kept aside.
 """
 

@@ -6,8 +6,10 @@ destination folder, keeps them in an Arrow file per destination on local disk, a
 row is in (so each destination's row count, and so its number of shards, is known) writes
 each destination's shards by the rules of :mod:`corpusforge.sinks.shards`: a row's shard is
 the seeded hash of its sort key, a shard is sorted by that key and written with the explicit
-schema. Sorting is Arrow's (strings compare as UTF-8 bytes, which is code-point order, as
-Python compares them), so the files equal those of
+schema. A destination whose row count is declared first (:meth:`FrameShards.declare`) has
+its rows put straight into an Arrow file per shard as they come, not split at the end.
+Sorting is Arrow's (strings compare as UTF-8 bytes, which is code-point order, as Python
+compares them), so the files equal those of
 :class:`~corpusforge.sinks.parquet.WriteParquetShards` for the same rows. Memory holds one
 shard at a time (``rows_per_shard`` rows, as read, unsorted) with its order and one Parquet
 row group of it sorted (:func:`~corpusforge.sinks.shards.write_row_groups`), or one batch of a
