@@ -73,16 +73,20 @@ def _frame(rows: list[dict[str, object]], *, placed: bool) -> pl.DataFrame:
 
 
 @pytest.mark.parametrize("frame_rows", [1, 7, 300])
-@pytest.mark.parametrize(("placed", "declared"), [(False, False), (True, False), (True, True)])
+@pytest.mark.parametrize(
+    ("placed", "declared", "threads"),
+    [(False, False, 1), (True, False, 1), (True, True, 1), (False, False, 2), (True, True, 2)],
+)
 def test_frames_give_the_sinks_shards(
-    tmp_path: Path, frame_rows: int, placed: bool, declared: bool
+    tmp_path: Path, frame_rows: int, placed: bool, declared: bool, threads: int
 ) -> None:
-    """With each destination's rows declared first, they go straight to their shards' files:
-    the same files."""
+    """With each destination's rows declared first, they go straight to their shards' files;
+    with two threads, two shards are written at once: the same files, in the same order."""
     rows = _rows(300)
     spill = tmp_path / "spill"
     spill.mkdir()
-    writer = FrameShards(PAIR, SORT, 40, str(spill), placement="_place" if placed else None)
+    place = "_place" if placed else None
+    writer = FrameShards(PAIR, SORT, 40, str(spill), placement=place, threads=threads)
     if declared:
         writer.declare(str(tmp_path / "out" / "all"), len(rows))
         for dataset in ("qt", "rp"):
@@ -95,6 +99,8 @@ def test_frames_give_the_sinks_shards(
             writer.add(str(tmp_path / "out" / str(dataset)), part)
     files = writer.close()
     assert list(spill.iterdir()) == []  # every spill file was consumed
+    names = [Path(f["path"]).relative_to(tmp_path / "out").as_posix() for f in files]
+    assert names == sorted(names)  # destination by destination, shard by shard
     got: dict[str, dict[str, tuple[int, str]]] = {}
     for f in files:
         path = Path(f["path"]).relative_to(tmp_path / "out")

@@ -32,8 +32,9 @@ Memory is one partition (at most ``PARTITION_BYTES`` of input text, less under a
 ``--memory-limit``: :func:`partition_bytes`), the writer's buffer and the window of batches
 in flight, whatever the input size; beside it, each filter process's own, so only the
 workers that fit ``--memory-limit`` start (:func:`filter_workers`) and a budget below
-:func:`floor_bytes` is refused. Nothing here depends on the
-number of workers or partitions: both only decide where work happens.
+:func:`floor_bytes` is refused. Once they have ended, two pair shards are written at once
+where the budget holds both (:func:`shard_threads`). Nothing here depends on the number of
+workers, partitions or shards written at once: they only decide where work happens.
 """
 
 from __future__ import annotations
@@ -122,9 +123,27 @@ def floor_bytes(input_bytes: int, rows_per_shard: int) -> int:
     """The least memory a build of ``input_bytes`` keeps: this process filtering alone with
     the smallest partition, or writing one shard (at most ``rows_per_shard`` rows, at most the
     whole input), whichever is more."""
-    shard = min(SHARD_BYTES_PER_INPUT_BYTE * input_bytes, SHARD_BYTES_PER_ROW * rows_per_shard)
     least_partition = min(input_bytes, 1 << 20) * BYTES_PER_INPUT_BYTE
-    return max(IN_PROCESS_BYTES, WRITE_MAIN_BYTES + max(least_partition, shard))
+    return max(
+        IN_PROCESS_BYTES,
+        WRITE_MAIN_BYTES + max(least_partition, _shard(input_bytes, rows_per_shard)),
+    )
+
+
+def shard_threads(
+    memory_budget: int | None, input_bytes: int, rows_per_shard: int, workers: int
+) -> int:
+    """Pair shards written at once: two where the build was given two cores (``workers``)
+    and its budget holds two shards beside this process, else one (the floor's)."""
+    if workers < 2:
+        return 1
+    two = WRITE_MAIN_BYTES + 2 * _shard(input_bytes, rows_per_shard)
+    return 2 if memory_budget is None or memory_budget >= two else 1
+
+
+def _shard(input_bytes: int, rows_per_shard: int) -> int:
+    """What writing one pair shard adds to this process (``SHARD_BYTES_*``)."""
+    return min(SHARD_BYTES_PER_INPUT_BYTE * input_bytes, SHARD_BYTES_PER_ROW * rows_per_shard)
 
 
 @dataclass
@@ -204,6 +223,7 @@ def run_pairs(
             job.rows_per_shard,
             os.path.join(scratch, "pairs"),
             placement="_place",
+            threads=shard_threads(job.memory_budget, input_bytes, job.rows_per_shard, job.workers),
         )
         dests = {"rows": pair_dest, "held": heldout_dest or pair_dest}
         keep_and_write(job, spill, pairs, dests, counts, rejected)

@@ -11,16 +11,19 @@ its rows put straight into an Arrow file per shard as they come, not split at th
 Sorting is Arrow's (strings compare as UTF-8 bytes, which is code-point order, as Python
 compares them), so the files equal those of
 :class:`~corpusforge.sinks.parquet.WriteParquetShards` for the same rows. Memory holds one
-shard at a time (``rows_per_shard`` rows, as read, unsorted) with its order and one Parquet
-row group of it sorted (:func:`~corpusforge.sinks.shards.write_row_groups`), or one batch of a
-destination while it is split.
+shard at a time, or ``threads`` (``rows_per_shard`` rows each, as read, unsorted) with its
+order and one Parquet row group of it sorted
+(:func:`~corpusforge.sinks.shards.write_row_groups`), or one batch of a destination while
+it is split.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -59,6 +62,7 @@ class FrameShards:
         sort_key: without ``placement``, the sort key as the Beam sink computes it from the
             values of ``sort_columns`` (its ``str`` places a row in a shard); ``None``: the
             tuple of those values.
+        threads: shards written at once by :meth:`close`, each with its rows in memory.
     """
 
     def __init__(
@@ -70,6 +74,7 @@ class FrameShards:
         *,
         placement: str | None = None,
         sort_key: SortKey | None = None,
+        threads: int = 1,
     ) -> None:
         self._schema = arrow_schema(schema_ref)
         self._names = list(self._schema.names)
@@ -79,6 +84,7 @@ class FrameShards:
         self._sort_columns = sort_columns
         self._sort_key = sort_key
         self._rows_per_shard = rows_per_shard
+        self._threads = threads
         self._spill = spill
         os.makedirs(spill, exist_ok=True)
         self._counts: Counter[str] = Counter()
@@ -139,19 +145,26 @@ class FrameShards:
             if self._counts[dest] != rows:
                 raise RuntimeError(f"{dest}: {self._counts[dest]} rows added, {rows} declared")
         files: list[dict[str, Any]] = []
-        for dest in sorted(self._counts):
-            num_shards = shard_count(self._counts[dest], self._rows_per_shard)
-            # not enumerate(): its reused result tuple would hold a shard while the next is read
-            for shard, table in self._shards(dest, num_shards):
-                path = os.path.join(dest, shard_name(shard, num_shards))
-                files.append(write_row_groups(path, self._schema, self._row_groups(table)))
-                del table
-                # Arrow's allocator (mimalloc) keeps freed pages for reuse; give them back, or
-                # the process holds about one more shard's worth for the rest of the build
-                pa.default_memory_pool().release_unused()
-            if dest not in self._declared:
-                os.remove(self._paths[dest])
+        # Arrow reads, sorts, takes and encodes without the GIL: threads use as many cores
+        with ThreadPoolExecutor(self._threads) as pool:
+            for dest in sorted(self._counts):
+                num_shards = shard_count(self._counts[dest], self._rows_per_shard)
+                shards, sources = zip(*self._shard_files(dest, num_shards), strict=True)
+                write = functools.partial(self._write_shard, dest, num_shards)
+                files.extend(pool.map(write, shards, sources))
         return files
+
+    def _write_shard(self, dest: str, num_shards: int, shard: int, source: str) -> dict[str, Any]:
+        """Shard ``shard`` of ``dest`` from its rows' Arrow file ``source`` (then removed)."""
+        table = read_arrow(source)
+        path = os.path.join(dest, shard_name(shard, num_shards))
+        written = write_row_groups(path, self._schema, self._row_groups(table))
+        del table
+        os.remove(source)
+        # Arrow's allocator (mimalloc) keeps freed pages for reuse; give them back, or the
+        # process holds about one more shard's worth for the rest of the build
+        pa.default_memory_pool().release_unused()
+        return written
 
     def _row_groups(self, table: pa.Table) -> Iterator[pa.Table]:
         """``table``'s rows sorted by the sort columns, a Parquet row group at a time, in the
@@ -171,20 +184,18 @@ class FrameShards:
             for i in range(reader.num_record_batches):
                 yield reader.get_batch(i)
 
-    def _shards(self, dest: str, num_shards: int) -> Iterator[tuple[int, pa.Table]]:
-        """``dest``'s rows split into its shards, ``(shard, its rows)`` for each shard that
-        has rows, one shard in memory at a time."""
-        parts = [f"{self._paths[dest]}.{shard}" for shard in range(num_shards)]
+    def _shard_files(self, dest: str, num_shards: int) -> list[tuple[int, str]]:
+        """``(shard, Arrow file of its rows)`` for each shard of ``dest`` that has rows: a
+        declared destination's files as they were written, else ``dest``'s file split."""
+        path = self._paths[dest]
         if dest in self._declared:
-            written = sorted(shard for d, shard in self._shard_writers if d == dest)
-        elif num_shards == 1:
-            yield 0, read_arrow(self._paths[dest])
-            return
-        else:
-            written = self._split(self._paths[dest], parts)
-        for shard in written:
-            yield shard, read_arrow(parts[shard])
-            os.remove(parts[shard])
+            return [(s, f"{path}.{s}") for d, s in sorted(self._shard_writers) if d == dest]
+        if num_shards == 1:
+            return [(0, path)]
+        parts = [f"{path}.{shard}" for shard in range(num_shards)]
+        written = self._split(path, parts)
+        os.remove(path)
+        return [(shard, parts[shard]) for shard in written]
 
     def _split(self, path: str, parts: list[str]) -> list[int]:
         """The rows of the Arrow file ``path`` -> one Arrow file per shard (``parts``), a
