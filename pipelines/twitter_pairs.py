@@ -28,8 +28,8 @@ from corpusforge.release.publish import ReleaseError
 def run(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (Beam-style flags), run the build and print the summary."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    options, runner = TwitterPairsOptions.split(argv)
     try:
+        options, runner = TwitterPairsOptions.split(argv)
         config = options.to_config()
     except FlagError as exc:
         print(f"error: {exc.beam_message()}", file=sys.stderr)

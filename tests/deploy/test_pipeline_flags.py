@@ -16,6 +16,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 import pipelines.bitext_pairs
 import pipelines.paranmt_pairs
 import pipelines.twitter_pairs
+from corpusforge.beamflags import UnknownFlag
 from corpusforge.config.beam import BitextPairsOptions, ParanmtPairsOptions, TwitterPairsOptions
 from corpusforge.config.runner import Runner
 
@@ -52,10 +53,9 @@ def test_bitext_flags_parse_clean_none() -> None:
     assert runner == Runner.parse(BEAM)
     assert runner.beam_args() == ["--runner=DataflowRunner", *BEAM[2:]]
     assert BitextPairsOptions(["--input=a", "--out=o", "--clean=ct"]).to_config().clean == "ct"
-    # a Twitter flag is no bitext flag: it is left to Beam
-    assert BitextPairsOptions.split(["--input=a", "--out=o", "--lang=en"])[1].options == (
-        "--lang=en",
-    )
+    # a Twitter flag is no bitext flag, nor Beam's: refused, not left to Beam to drop
+    with pytest.raises(UnknownFlag, match="unknown option --lang"):
+        BitextPairsOptions.split(["--input=a", "--out=o", "--lang=en"])
 
 
 def test_paranmt_flags_parse() -> None:
@@ -91,3 +91,26 @@ def test_bitext_entry_point_runs_with_clean_none(tmp_path: Path) -> None:
     assert (out / "manifest.json").is_file()
     assert pipelines.paranmt_pairs.run(["--out=o"]) == 2  # --input is required
     assert pipelines.twitter_pairs.run(["--out=o"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("entry", "flag", "meant"),
+    [
+        (pipelines.twitter_pairs.run, "--flink_mastr=localhost:8081", "--flink_master"),
+        (pipelines.bitext_pairs.run, "--runer=FlinkRunner", "--runner"),
+        (pipelines.paranmt_pairs.run, "--s3_endpoint_ur=http://x", "--s3_endpoint_url"),
+    ],
+)
+def test_an_unknown_flag_is_refused_not_dropped(
+    entry: object, flag: str, meant: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A misspelt runner flag ends the entry point with one line naming it (exit 2), as the
+    build commands do, where Beam alone drops it with a warning and runs without it."""
+    argv = [f"--input={tmp_path / 'in'}", f"--out={tmp_path / 'out'}", flag]
+    assert entry(argv) == 2  # type: ignore[operator]
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"error: unknown option {flag.partition('=')[0]}: neither this command's nor a Beam "
+        f"pipeline option; did you mean {meant}?"
+    ]
+    assert not (tmp_path / "out").exists()

@@ -69,11 +69,19 @@ class PipelineFlags(PipelineOptions):
 
         Args:
             argv: the command line, Beam style (``--name value`` or ``--name=value``).
+
+        Raises:
+            UnknownFlag: a flag neither this pipeline nor Beam declares.
         """
+        from corpusforge.beamflags import check_flags  # beamflags imports none of this module
+
         options = cls(argv)  # refuses a bad value of this pipeline's flags, as Beam does
         parser = argparse.ArgumentParser(allow_abbrev=False, add_help=False)
         cls._add_argparse_args(parser)
         _, beam_args = parser.parse_known_args(argv)
+        # a flag no one declares is refused, as the build commands refuse it, never dropped
+        # by Beam with a warning (a misspelt runner flag would vanish)
+        check_flags(beam_args, own=[s for a in parser._actions for s in a.option_strings])
         return options, Runner.parse(beam_args)
 
     def own_flags(self) -> dict[str, Any]:
