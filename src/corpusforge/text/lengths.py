@@ -124,8 +124,8 @@ def word_count(text: str) -> int:
 def word_counts(texts: Sequence[str], plain: Sequence[bool] | None = None) -> list[int]:
     """:func:`word_count` of each of ``texts``: whitespace tokens counted by ``map`` in C,
     and :func:`word_count` itself only for the texts holding a character of a space-less
-    script (none in most bitext), looked for by ``map`` in C in the texts that are not ASCII
-    (``isascii`` reads a flag).
+    script (none in most bitext), looked for by ``map`` in C in the texts that are neither
+    ASCII (``isascii`` reads a flag) nor Latin-1.
 
     Args:
         texts: the texts.
@@ -143,6 +143,13 @@ def word_counts(texts: Sequence[str], plain: Sequence[bool] | None = None) -> li
         for i in compress(count(), map(operator.not_, texts)):
             counts[i] = 0  # an empty text is plain, and has no token
     wide = list(compress(count(), map(operator.not_, map(str.isascii, texts))))
+    # nor in those all of whose characters are Latin-1 (below U+0100, and every space-less
+    # range starts at U+0E00): encoding drops none of them, and for such a text (German,
+    # French) that encoding is a copy, where the regex would test each character
+    wide_texts = list(map(texts.__getitem__, wide))
+    encoded = map(str.encode, wide_texts, repeat("latin-1"), repeat("ignore"))
+    latin = map(operator.eq, map(len, encoded), map(len, wide_texts))
+    wide = list(compress(wide, map(operator.not_, latin)))
     # a text none of whose characters is in a space-less script's range counts one word a
     # token in word_count too: _token_words gives 1 to a token without such letters
     for i in compress(wide, map(_SPACELESS.search, map(texts.__getitem__, wide))):
