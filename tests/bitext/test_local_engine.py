@@ -67,17 +67,22 @@ def test_a_tight_memory_limit_makes_the_partitions_smaller() -> None:
 
 
 def test_two_pair_shards_are_written_at_once_only_where_both_fit() -> None:
-    """Once the filter workers have ended, a build given two workers writes two pair shards
-    at once, unless its budget holds only one (the floor's)."""
+    """Once the filter workers have ended, a build given two or more writes two pair shards
+    at once only where two fit what filtering was given: its budget, or without one, this
+    process and its workers as modelled."""
     mib = 2**20
     size, rows = 80 * mib, 250_000
-    assert engine.shard_threads(None, size, rows, workers=2) == 2
-    assert engine.shard_threads(None, size, rows, workers=1) == 1
     shard = min(engine.SHARD_BYTES_PER_INPUT_BYTE * size, engine.SHARD_BYTES_PER_ROW * rows)
     two = engine.WRITE_MAIN_BYTES + 2 * shard
     assert engine.shard_threads(two, size, rows, workers=2) == 2
     assert engine.shard_threads(two - 1, size, rows, workers=2) == 1
+    assert engine.shard_threads(two, size, rows, workers=1) == 1
     assert engine.floor_bytes(size, rows) == engine.WRITE_MAIN_BYTES + shard < two
+    filtering = engine.MAIN_BYTES + 2 * engine.FILTER_WORKER_BYTES
+    assert filtering < two  # default shards: the tail would plan more than filtering did
+    assert engine.shard_threads(None, size, rows, workers=2) == 1
+    assert engine.shard_threads(None, size, rows, workers=16) == 2
+    assert engine.shard_threads(None, size, 10_000, workers=2) == 2
 
 
 def test_every_format_with_bad_records_and_a_cap(tmp_path: Path) -> None:
