@@ -310,7 +310,7 @@ class _ReferenceScores:
 
     The local pair engine writes the benchmarks before it chooses the pairs
     (:func:`~corpusforge.builds.twitter_pairs.run_pairs`); scoring them (TF-IDF fits, about
-    0.15 s of CPU on a 200k-tweet day) then needs nothing of what follows, and runs on the
+    0.2 s of CPU on a 200k-tweet day) then needs nothing of what follows, and runs on the
     other core while the pair choice and its shards take this one. Where no worker is forked
     (the Beam engine, a release in a bucket, no benchmarks, a start method other than
     ``fork``, a benchmark with no file until it is published empty, a memory budget whose
