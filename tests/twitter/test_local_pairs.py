@@ -144,6 +144,7 @@ def test_same_release_with_partitions_on_worker_processes(
         inputs=(str(archive),),
         out=str(tmp_path / "release"),
         workers=2,
+        memory_limit=8192,  # room for the reference worker whatever this machine's memory
         **{"benchmarks": BENCH, **options},
     )
     manifest = _engines_agree(config, partitions=(0, 5))

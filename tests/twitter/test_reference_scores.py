@@ -40,8 +40,11 @@ def _dies_there(folder: str) -> dict[str, Any]:
 def _config(tmp_path: Path) -> TwitterConfig:
     archive = tmp_path / "twitter-stream-2021-01-01.zip"
     write_synthetic_archive(archive, tweets=3000, layout="zip-2020", seed=6)
-    return TwitterConfig(
-        inputs=(str(archive),), out=str(tmp_path / "release"), benchmarks=BenchmarkConfig(3)
+    return TwitterConfig(  # 8 GiB: room for the reference worker whatever this machine's memory
+        inputs=(str(archive),),
+        out=str(tmp_path / "release"),
+        benchmarks=BenchmarkConfig(3),
+        memory_limit=8192,
     )
 
 
