@@ -450,9 +450,10 @@ class _Partitions:
                 os.remove(self._path(p))
             return look(part)
 
-        # One round of partitions (one a worker): the pass is short, about a fifth of the
+        # One round of partitions (one a worker): the pass is short, about a third of the
         # first, and a pool more would cost what it saves; the reference scores
-        # (corpusforge.builds.twitter) take the other core meanwhile.
+        # (corpusforge.builds.twitter) take the other core meanwhile. This process then holds
+        # one partition's conversations at a time, as a worker would.
         one_round = self._n <= self._workers
         for result in self._map(read, workers=1 if one_round else self._workers):
             take(result)
