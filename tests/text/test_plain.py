@@ -8,7 +8,7 @@ import math
 from itertools import repeat
 from pathlib import Path
 
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from corpusforge.keys import _dedup_text, pair_key, pair_keys
@@ -29,6 +29,8 @@ _PIECES = [
     "a", "Ab", "ß", "İ", "ﬁ", "我们", "ไทย", "カナ", "'", '"', "\\", " ", "  ", "\t", "\n",
     "\r", "\x0b", "\x85", "\u2028", "\u00a0", "\u3000", "\x00", "\u200b", "\ud800", "\U0001f525",
 ]  # fmt: skip
+# every property runs without Hypothesis' deadline: a first example pays for imports and
+# regex compiles, and the machine may be loaded
 TEXT = st.lists(st.sampled_from(_PIECES), max_size=8).map("".join)
 TEXTS = st.lists(TEXT, max_size=12)
 TRICKY = ["", " ", "a  b", " a", "a ", "it's", 'say "hi"', "a\\b", "a\u00a0b", "\ud800", "x\ty"]
@@ -38,6 +40,7 @@ def _plain_by_definition(text: str) -> bool:
     return text.isprintable() and " ".join(text.split()) == text
 
 
+@settings(deadline=None)
 @given(TEXT)
 @example("")
 @example(" ")
@@ -46,6 +49,7 @@ def test_plain_is_printable_and_its_own_split_and_join(text: str) -> None:
     assert is_plain(text) == _plain_by_definition(text)
 
 
+@settings(deadline=None)
 @given(TEXTS)
 @example(TRICKY)
 def test_prepared_texts_are_prepare_text_of_each_and_their_shape(texts: list[str]) -> None:
@@ -55,6 +59,7 @@ def test_prepared_texts_are_prepare_text_of_each_and_their_shape(texts: list[str
         assert plain == [_plain_by_definition(t) for t in prepared]
 
 
+@settings(deadline=None)
 @given(TEXTS, TEXTS)
 @example(TRICKY, TRICKY[::-1])
 def test_pair_keys_are_pair_key_of_each_pair(firsts: list[str], seconds: list[str]) -> None:
@@ -72,6 +77,7 @@ def test_a_plain_text_is_only_case_folded() -> None:
     assert _dedup_text(" A\u00a0 B\t") == "a b"
 
 
+@settings(deadline=None)
 @given(TEXTS)
 @example(TRICKY)
 def test_word_counts_of_plain_texts_are_word_count_of_each(texts: list[str]) -> None:
@@ -120,6 +126,7 @@ def _stub(asked: list[str]):  # type: ignore[no-untyped-def]
     return predict
 
 
+@settings(deadline=None)
 @given(TEXTS)
 @example(TRICKY)
 @example(["Hund", "Katze"])  # no blank: the answers mapped in one go
@@ -142,6 +149,7 @@ LABELLED = st.sampled_from(["de", "deu", "en", "eng", "zh", "zho", "yue"])
 PROBABILITY = st.floats(0.0, 1.0) | st.just(math.nan)
 
 
+@settings(deadline=None)
 @given(
     st.lists(st.tuples(PREDICTED, PROBABILITY, LABELLED), max_size=12),
     st.sampled_from([0.0, 0.3, 0.5, 1.0]),
@@ -171,6 +179,7 @@ class _Labelled:
         return [self.langs.get(t, "en") for t in texts], [0.9] * len(texts)
 
 
+@settings(deadline=None)
 @given(st.lists(st.tuples(TEXT, TEXT, st.booleans()), max_size=12))
 @example(
     [("Ich habe  heute Zeit.", "I have\u00a0time today.", False), ("Er sagt: 'nein'", "a\\b", True)]

@@ -317,7 +317,7 @@ class LanguageIdentifier:
             ``(code, confidence)`` with ``code`` normalised by :func:`normalize_lang`;
             ``("und", 0.0)`` for text without any non-space character.
         """
-        return self.predict_many((text,))[0]
+        return self._answer(_line(text))  # a text alone: no block to set up
 
     def predict_many(self, texts: Iterable[str]) -> list[tuple[str, float]]:
         """:meth:`predict` of each of ``texts``, in order (:meth:`predict_columns` by row)."""
