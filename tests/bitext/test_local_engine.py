@@ -74,15 +74,16 @@ def test_two_pair_shards_are_written_at_once_only_where_both_fit() -> None:
     size, rows = 80 * mib, 250_000
     shard = min(engine.SHARD_BYTES_PER_INPUT_BYTE * size, engine.SHARD_BYTES_PER_ROW * rows)
     two = engine.WRITE_MAIN_BYTES + 2 * shard
-    assert engine.shard_threads(two, size, rows, workers=2) == 2
-    assert engine.shard_threads(two - 1, size, rows, workers=2) == 1
-    assert engine.shard_threads(two, size, rows, workers=1) == 1
     assert engine.floor_bytes(size, rows) == engine.WRITE_MAIN_BYTES + shard < two
     filtering = engine.MAIN_BYTES + 2 * engine.FILTER_WORKER_BYTES
     assert filtering < two  # default shards: the tail would plan more than filtering did
-    assert engine.shard_threads(None, size, rows, workers=2) == 1
-    assert engine.shard_threads(None, size, rows, workers=16) == 2
-    assert engine.shard_threads(None, size, 10_000, workers=2) == 2
+    for budget in (None, 12 * 2**30):  # no --memory-limit: half the machine's
+        assert engine.shard_threads(budget, size, rows, workers=2) == 1
+        assert engine.shard_threads(budget, size, rows, workers=16) == 2
+        assert engine.shard_threads(budget, size, 10_000, workers=2) == 2
+        assert engine.shard_threads(budget, size, 10_000, workers=1) == 1
+    assert engine.shard_threads(two, size, rows, workers=16) == 2
+    assert engine.shard_threads(two - 1, size, rows, workers=16) == 1
 
 
 def test_every_format_with_bad_records_and_a_cap(tmp_path: Path) -> None:

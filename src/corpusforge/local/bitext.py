@@ -134,13 +134,15 @@ def shard_threads(
     memory_budget: int | None, input_bytes: int, rows_per_shard: int, workers: int
 ) -> int:
     """Pair shards written at once: two where the build has two or more filter ``workers``
-    and two shards beside this process fit what filtering was given (the budget, or without
-    one, this process and the workers as modelled: the tail then never plans more memory
-    than filtering did), else one (the floor's). Measured at 2M bench lines and 250,000 rows
-    a shard, two at once took this process to 542 MiB PSS (one: its peak was 405)."""
+    and two shards beside this process fit what filtering took (this process and the
+    workers, as modelled) and the budget: the tail then never plans more memory than
+    filtering did; else one (the floor's). The budget alone is not enough: without
+    ``--memory-limit`` it is half the machine's memory, and two shards at once took this
+    process to 542-639 MiB PSS at 2M bench lines (250,000 rows a shard; one: 405)."""
     if workers < 2:
         return 1
-    given = MAIN_BYTES + workers * FILTER_WORKER_BYTES if memory_budget is None else memory_budget
+    filtering = MAIN_BYTES + workers * FILTER_WORKER_BYTES
+    given = filtering if memory_budget is None else min(memory_budget, filtering)
     return 2 if given >= WRITE_MAIN_BYTES + 2 * _shard(input_bytes, rows_per_shard) else 1
 
 
