@@ -3,8 +3,8 @@
 Step 2 of the local bitext and ParaNMT engine (:mod:`corpusforge.local.bitext`): each batch
 of raw pairs (their fields as tuples) goes to a pool of ``workers`` processes that run the
 rule both engines share over the batch as a block (:mod:`corpusforge.pairing.candidates`:
-clean, lengths, noise filters, decontamination, fastText on both sides) and return the kept pairs as an
-Arrow table of candidates (the row, then :data:`META`), the drops counted, and with
+clean, lengths, noise filters, decontamination, fastText on both sides) and return the kept
+pairs as an Arrow table of candidates (the row, then :data:`META`), the drops counted, and with
 ``--keep-rejected`` each dropped pair's rejected row. Batches go out with a bounded window
 (:data:`IN_FLIGHT_PER_WORKER`), so a slow pool holds back the reader instead of filling
 memory; with one worker this process filters them itself. A batch may instead be a byte
