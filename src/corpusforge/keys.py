@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import operator
 from collections.abc import Callable, Iterable, Sequence
-from itertools import compress, count, repeat
+from itertools import repeat
+
+from corpusforge.text.plain import false_at, is_plain
 
 
 def seeded_hash(seed: int, *parts: object) -> int:
@@ -89,9 +90,7 @@ def unit_interval(seed: int, *parts: object) -> float:
 
 
 def _dedup_text(text: str) -> str:
-    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
-        # its only whitespace is single inner spaces (every other whitespace character is
-        # unprintable): already what split and join would make of it
+    if is_plain(text):  # already what split and join would make of it
         return text.casefold()
     return " ".join(text.split()).casefold()
 
@@ -154,7 +153,7 @@ def _dedup_texts(texts: Sequence[str], plain: Sequence[bool] | None) -> list[str
     if plain is None:
         return list(map(_dedup_text, texts))
     folded = list(map(str.casefold, texts))
-    for i in compress(count(), map(operator.not_, plain)):
+    for i in false_at(plain):
         folded[i] = _dedup_text(texts[i])
     return folded
 

@@ -80,12 +80,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from html.entities import html5
-from itertools import compress, count, repeat
+from itertools import repeat
 from typing import Final
 
 import emoji
 import ftfy
 from ftfy.badness import is_bad
+
+from corpusforge.text.plain import false_at, is_plain
 
 URL_TOKEN: Final = "HTTPURL"
 MENTION_TOKEN: Final = "@MENTION"
@@ -323,17 +325,10 @@ def prepare_texts(
     prepared = list(map(str.strip, texts))
     spaced = map(operator.contains, prepared, repeat("  "))
     plain = list(map(operator.gt, printable, spaced))  # printable and not spaced
-    for i in compress(count(), map(operator.not_, printable)):
+    for i in false_at(printable):
         prepared[i] = one_line(texts[i])
         plain[i] = is_plain(prepared[i])
     return prepared, plain
-
-
-def is_plain(text: str) -> bool:
-    """Whether ``text`` is printable and its only whitespace is single spaces between words:
-    ``" ".join(text.split())`` is ``text`` (every whitespace character but the space is
-    unprintable)."""
-    return text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
 
 
 def _clean_once(text: str, profile: CleanProfile) -> str:

