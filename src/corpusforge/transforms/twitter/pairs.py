@@ -414,19 +414,19 @@ def _threshold(element: tuple[str, list[int]], n: int) -> Iterator[tuple[str, in
 
 
 class _KeepSampledFn(beam.DoFn):
-    """A pair row -> the row, when its priority is at least its dataset's threshold.
+    """(priority, pair row) -> the row, when its priority is at least its dataset's threshold.
 
     Side input ``thresholds``: dataset -> the smallest priority kept (:func:`_threshold`); a
     dataset without one is kept whole. The rows sampled out are counted by ``SumPairCounts``
     (``deduped`` minus ``rows``) and here as metrics.
     """
 
-    def __init__(self, seed: int) -> None:
-        self._seed = seed
-
-    def process(self, row: dict[str, Any], thresholds: dict[str, int]) -> Iterator[Any]:
+    def process(
+        self, ranked: tuple[int, dict[str, Any]], thresholds: dict[str, int]
+    ) -> Iterator[Any]:
+        priority, row = ranked
         threshold = thresholds.get(row["dataset"])
-        if threshold is None or sample_priority(self._seed, row) >= threshold:
+        if threshold is None or priority >= threshold:
             yield row
         else:
             dataset = row["dataset"]
@@ -458,14 +458,16 @@ class SampledPairs(beam.PTransform):
 
     def expand(self, pairs: beam.PCollection) -> beam.PCollection:
         seed, n = self._seed, self._n
+        # each row's priority hashed once, for the Top and for the filter
+        ranked = pairs | "Rank" >> beam.Map(lambda r: (sample_priority(seed, r), r))
         thresholds = (
-            pairs
-            | "Priorities" >> beam.Map(lambda r: (r["dataset"], sample_priority(seed, r)))
+            ranked
+            | "Priorities" >> beam.Map(lambda pr: (pr[1]["dataset"], pr[0]))
             | "TopPriorities" >> beam.combiners.Top.LargestPerKey(n)
             | "Thresholds" >> beam.FlatMap(_threshold, n)
         )
-        return pairs | "KeepSampled" >> beam.ParDo(
-            _KeepSampledFn(seed), thresholds=beam.pvalue.AsDict(thresholds)
+        return ranked | "KeepSampled" >> beam.ParDo(
+            _KeepSampledFn(), thresholds=beam.pvalue.AsDict(thresholds)
         )
 
 
