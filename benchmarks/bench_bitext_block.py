@@ -27,40 +27,26 @@ from __future__ import annotations
 import argparse
 import gc
 import hashlib
-import os
-import statistics
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from _blocks import BATCH, alternate, raw_fields
+
 REPO = Path(__file__).resolve().parents[1]
-BATCH = 2_048
 
 
 def _run(pairs: int, replay: bool) -> None:
     """One timed run in this process (the tree is whatever ``corpusforge`` imports)."""
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    from bench_opusfilter import write_input
-
     from corpusforge.pairing.candidates import PairRules
     from corpusforge.pairing.columns import RawPairs, bitext_block
     from corpusforge.pairing.filters import BitextFilterConfig, LanguageFilterConfig
     from corpusforge.sinks.shards import placements
     from corpusforge.text.langid import LanguageIdentifier
 
-    with tempfile.TemporaryDirectory(prefix="bench-block-") as folder:
-        de_path, en_path = write_input(Path(folder), pairs)
-        de = de_path.read_text(encoding="utf-8").splitlines()
-        en = en_path.read_text(encoding="utf-8").splitlines()
-    fields = [
-        (d, e, "de", "en", "bench", "bench.de-en.de", None, i + 1, 0, None)
-        for i, (d, e) in enumerate(zip(de, en, strict=True))
-    ]
+    fields = raw_fields(pairs)
     blocks = [RawPairs.of_fields(fields[i : i + BATCH]) for i in range(0, len(fields), BATCH)]
-    del fields, de, en
+    del fields
     rules = PairRules(LanguageFilterConfig(), BitextFilterConfig())
     lid = LanguageIdentifier.load(None)
     if replay:
@@ -111,22 +97,8 @@ def main() -> None:
     if args.one:
         _run(args.pairs, args.replay)
         return
-    trees = args.tree or [str(REPO)]
-    figures: dict[str, list[float]] = {tree: [] for tree in trees}
-    for i in range(args.runs):
-        for tree in trees:
-            paths = [str(Path(tree).resolve() / "src"), os.environ.get("PYTHONPATH", "")]
-            env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, reversed(paths)))}
-            command = [sys.executable, __file__, "--one", "--pairs", str(args.pairs)]
-            command += ["--replay"] if args.replay else []
-            out = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
-            us, digest = out.stdout.split()
-            figures[tree].append(float(us))
-            load = os.getloadavg()[0]
-            print(f"run {i + 1}, {tree}: {us} us CPU a pair, output {digest}, load {load:.1f}")
-    for tree, values in figures.items():
-        spread = ", ".join(f"{v:.2f}" for v in values)
-        print(f"{tree}: median {statistics.median(values):.2f} us a pair ({spread})")
+    arguments = ["--pairs", str(args.pairs), *(["--replay"] if args.replay else [])]
+    alternate(__file__, args.tree or [str(REPO)], args.runs, arguments)
 
 
 if __name__ == "__main__":

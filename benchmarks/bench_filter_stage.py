@@ -23,15 +23,11 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
-import statistics
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
+from _blocks import BATCH, alternate, raw_fields
+
 REPO = Path(__file__).resolve().parents[1]
-BATCH = 2_048
 
 
 def _run(pairs: int, profile: bool) -> None:
@@ -40,23 +36,13 @@ def _run(pairs: int, profile: bool) -> None:
     import pstats
     import time
 
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    from bench_opusfilter import write_input
-
     from corpusforge.local import bitext_filter as bf
     from corpusforge.pairing.candidates import PairRules
     from corpusforge.pairing.filters import BitextFilterConfig, LanguageFilterConfig
     from corpusforge.schemas import BITEXT
     from corpusforge.text.langid import LanguageIdentifier
 
-    with tempfile.TemporaryDirectory(prefix="bench-filter-") as folder:
-        de_path, en_path = write_input(Path(folder), pairs)
-        de = de_path.read_text(encoding="utf-8").splitlines()
-        en = en_path.read_text(encoding="utf-8").splitlines()
-    fields = [
-        (d, e, "de", "en", "bench", "bench.de-en.de", None, i + 1, 0, None)
-        for i, (d, e) in enumerate(zip(de, en, strict=True))
-    ]
+    fields = raw_fields(pairs)
     job = bf.PairJob(
         "bitext",
         PairRules(LanguageFilterConfig(), BitextFilterConfig()),
@@ -124,22 +110,7 @@ def main() -> None:
     if args.one or args.profile:
         _run(args.pairs, args.profile)
         return
-    trees = args.tree or [str(REPO)]
-    figures: dict[str, list[float]] = {tree: [] for tree in trees}
-    for i in range(args.runs):
-        for tree in trees:
-            env = {**os.environ, "PYTHONPATH": str(Path(tree).resolve() / "src")}
-            command = [sys.executable, __file__, "--one", "--pairs", str(args.pairs)]
-            out = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
-            us, digest = out.stdout.split()
-            figures[tree].append(float(us))
-            load = os.getloadavg()[0]
-            print(f"run {i + 1}, {tree}: {us} us CPU a pair, output {digest}, load {load:.1f}")
-    for tree, values in figures.items():
-        print(
-            f"{tree}: median {statistics.median(values):.2f} us a pair "
-            f"({min(values):.2f}-{max(values):.2f}, {len(values)} runs)"
-        )
+    alternate(__file__, args.tree or [str(REPO)], args.runs, ["--pairs", str(args.pairs)])
 
 
 if __name__ == "__main__":
