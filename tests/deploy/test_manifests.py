@@ -320,6 +320,15 @@ def test_flink_manifests_use_exactly_the_variables_apply_sh_substitutes() -> Non
     }
 
 
+def test_the_runbooks_deploy_step_exports_every_variable_apply_sh_requires() -> None:
+    """A user who runs section 3 as written gets past apply.sh's checks (it once left out
+    ``CORPUSFORGE_JOB_SERVER_IMAGE``, which apply.sh refuses to go without)."""
+    runbook = (FLINK / "RUNBOOK.md").read_text()
+    step = runbook.split("## 3. Deploy", 1)[1].split("\n## ", 1)[0]
+    exported = set(re.findall(r"^export ([A-Z_][A-Z0-9_]*)=", step, re.M))
+    assert _apply_sh_variables() - exported == set()
+
+
 def test_flinkdeployment_matches_schema() -> None:
     assert _schema_errors(_flinkdeployment(), "flinkdeployment.schema.json") == []
 
