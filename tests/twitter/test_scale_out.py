@@ -1,8 +1,8 @@
 """The Twitter pair pipeline scales out: nothing whose size grows with the input reaches a
 worker whole. Its job graph is built offline (as in ``test_job_graph.py``) and every side
 input and global combine in it must be one that ``transforms/twitter/pairs.py`` lists as
-bounded by the configuration; the keyed join that replaced the id arrays is checked on
-inline rows."""
+bounded by the configuration; the extract job's only side inputs are its sinks' row counts
+per folder. The keyed join that replaced the id arrays is checked on inline rows."""
 
 from __future__ import annotations
 
@@ -113,6 +113,32 @@ def test_without_benchmarks_only_the_empty_hold_out_and_the_shard_counts_remain(
     readers = _side_input_readers(graph)
     assert [name for name in readers if not _under(name, BOUNDED_SIDE_INPUTS)] == []
     assert not _found("Pairs/Benchmarks", readers)
+    assert _global_combines(graph) == set()
+
+
+EXTRACT_SIDE_INPUTS = {
+    "WriteTweets/AssignShard",
+    "WriteDeletes/AssignShard",
+    "WriteDead/AssignShard",
+}
+"""The extract job's only side inputs: each sink's row count per output folder, three folders
+an archive (tweets, deletes, dead letters), whatever the archive's size."""
+
+
+def test_the_extract_job_reads_only_the_sinks_counts_per_folder(tmp_path: Path) -> None:
+    from corpusforge.builds.twitter_beam import extract_on_beam
+
+    out = tmp_path / "release"
+    tweet_dirs = {f"day{i}.zip": str(out / "tweets" / f"day{i}") for i in range(2)}
+    dead_dirs = {d: str(out / "dead_letter" / Path(d).name) for d in tweet_dirs.values()}
+    config = TwitterConfig(inputs=tuple(tweet_dirs), out=str(out))
+    GraphOnlyRunner.graphs.clear()
+    runner = Runner(name=f"{__name__}.GraphOnlyRunner")
+    extract_on_beam(tweet_dirs, dead_dirs, config, runner, lambda row: row["id"])
+    (graph,) = GraphOnlyRunner.graphs
+    readers = _side_input_readers(graph)
+    assert {label for label in EXTRACT_SIDE_INPUTS if _found(label, readers)} == EXTRACT_SIDE_INPUTS
+    assert [name for name in readers if not _under(name, dict.fromkeys(EXTRACT_SIDE_INPUTS))] == []
     assert _global_combines(graph) == set()
 
 
