@@ -31,7 +31,6 @@ place from any working directory.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import logging
 import os
 from collections import Counter
@@ -55,7 +54,7 @@ from corpusforge.config.runner import Runner
 from corpusforge.config.twitter import DATASETS, TwitterConfig
 from corpusforge.local.machine import memory_budget, process_context
 from corpusforge.local.pairs import main_bytes, spare_bytes
-from corpusforge.local.workers import WorkerPool, worker_pool
+from corpusforge.local.workers import WorkerPool, shared_at_fork, worker_pool
 from corpusforge.pairing.benchmarks import BENCHMARKS
 from corpusforge.pairing.conversations import CHILDREN_PER_PAIR, DropReason
 from corpusforge.release import layout
@@ -347,12 +346,9 @@ class _ReferenceScores:
             or not all(os.path.isfile(join(folder, f"{b}.parquet")) for b in BENCHMARKS)
         ):
             return
-        gc.freeze()  # the worker's collections leave what it inherits unwritten: shared
-        try:
+        with shared_at_fork():
             self._pool = self._background.enter_context(worker_pool(REFERENCE_WORKER, 1))
             self._future = self._pool.submit(_tfidf_scores, folder)  # forks the worker
-        finally:
-            gc.unfreeze()
 
     def result(self) -> dict[str, Any] | None:
         """The scores the worker gave (``None`` where none was started).

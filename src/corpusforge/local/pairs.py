@@ -30,7 +30,6 @@ benchmarks' tweets are known. The rows do not depend on the number of partitions
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import shutil
@@ -49,7 +48,7 @@ from corpusforge.local.chosen import BenchmarkChoice, PairRows, pair_table, summ
 from corpusforge.local.machine import process_context, release_unused_memory
 from corpusforge.local.spill import PAIR_SPILL_ROWS, partition_of, read_arrow, write_arrow
 from corpusforge.local.tweet_rows import BYTES_PER_LINK_ROW, MAX_PARTITIONS, TweetRows
-from corpusforge.local.workers import worker_pool
+from corpusforge.local.workers import shared_at_fork, worker_pool
 from corpusforge.pairing.benchmarks import BENCHMARKS, BenchmarkConfig
 from corpusforge.pairing.conversations import (
     Conversation,
@@ -468,20 +467,17 @@ class _Partitions:
             for p in range(self._n):
                 yield task(p)
             return
-        gc.freeze()  # the workers' collections leave what they inherit unwritten: shared
-        try:
-            with worker_pool(
-                PAIR_WORKER, workers, initializer=_set_task, initargs=(task,)
-            ) as pool:  # a worker that dies fails the stage (WorkerDied), never hangs it
-                pending: deque[Future[T]] = deque()
-                for p in range(self._n):
-                    pending.append(pool.submit(_run_task, p))
-                    if len(pending) > workers:  # at most a partition ahead per worker
-                        yield pool.result(pending.popleft())
-                while pending:
+        with (
+            shared_at_fork(),
+            worker_pool(PAIR_WORKER, workers, initializer=_set_task, initargs=(task,)) as pool,
+        ):  # a worker that dies fails the stage (WorkerDied), never hangs it
+            pending: deque[Future[T]] = deque()
+            for p in range(self._n):
+                pending.append(pool.submit(_run_task, p))
+                if len(pending) > workers:  # at most a partition ahead per worker
                     yield pool.result(pending.popleft())
-        finally:
-            gc.unfreeze()
+            while pending:
+                yield pool.result(pending.popleft())
 
     def _path(self, p: int) -> str:
         return os.path.join(self._spill, f"conversations-{p}.arrow")

@@ -25,6 +25,7 @@ readers, the Twitter pair partitions) runs its workers as this module says:
 
 from __future__ import annotations
 
+import gc
 import signal
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -158,6 +159,23 @@ def worker_pool(
         pool.stop()
         raise
     executor.shutdown(wait=True)
+
+
+@contextmanager
+def shared_at_fork() -> Iterator[None]:
+    """Workers forked inside this block leave the pages they inherit shared with this process.
+
+    Every object this process holds on entry is frozen out of the garbage collector's sight
+    (:func:`gc.freeze`), so that a forked worker's collections never walk the objects it
+    inherits (writing their headers would copy their pages into the worker); they come back
+    under this process's collector on the way out. Wrap what forks: a :func:`worker_pool`'s
+    first ``submit``.
+    """
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 class _Made:
