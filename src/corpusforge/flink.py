@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # Beam is imported when a job runs, not when a command starts
     from apache_beam.options.pipeline_options import PipelineOptions
 
+    from corpusforge.config.runner import Runner  # which imports this module
+
 FLINK_JAR_ENV = "CORPUSFORGE_FLINK_JOB_SERVER_JAR"
 FLINK_VERSION = "1.19"
 """The Flink minor version of the job server ``scripts/flink.sh`` builds (and of the cluster
@@ -122,11 +124,14 @@ def uses_flink(runner: str | None) -> bool:
     return name in ("flink", "flinkrunner")
 
 
-def needs_job_server(beam_args: list[str]) -> bool:
-    """Whether a Flink build with ``beam_args`` needs the jar ``scripts/flink.sh`` builds:
-    neither ``--job_endpoint`` (a running job server) nor ``--flink_job_server_jar`` is given."""
-    given = ("--job_endpoint", "--flink_job_server_jar")
-    return not any(arg.partition("=")[0] in given for arg in beam_args)
+def needs_job_server(runner: Runner) -> bool:
+    """Whether a Flink build on ``runner`` needs the jar ``scripts/flink.sh`` builds: neither
+    ``--job_endpoint`` (a running job server) nor ``--flink_job_server_jar`` is given.
+
+    Args:
+        runner: the build's runner description.
+    """
+    return not (runner.has_option("--job_endpoint") or runner.has_option("--flink_job_server_jar"))
 
 
 def configure(options: PipelineOptions) -> None:

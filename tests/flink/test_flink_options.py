@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from corpusforge.config.runner import Runner
-from corpusforge.flink import FLINK_JAR_ENV, JAVA_17_FLAGS, FlinkNotFoundError, uses_flink
+from corpusforge.flink import (
+    FLINK_JAR_ENV,
+    JAVA_17_FLAGS,
+    FlinkNotFoundError,
+    needs_job_server,
+    uses_flink,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -62,6 +68,20 @@ def test_the_users_master_environment_and_job_server_are_kept(jar: Path) -> None
 
 def test_the_manifest_names_the_flink_runner(jar: Path) -> None:
     assert Runner(name="flink", master="localhost:8081").class_name == "FlinkRunner"
+
+
+@pytest.mark.parametrize(
+    ("flags", "needed"),
+    [
+        (["--runner=flink"], True),
+        (["--runner=flink", "--flink_master=localhost:8081"], True),
+        (["--runner=flink", "--job_endpoint", "localhost:8099"], False),
+        (["--runner=flink", "--flink_job_server_jar=/opt/job-server.jar"], False),
+        (["--runner=flink", "--flink_job_server_jar", "/opt/job-server.jar"], False),
+    ],
+)
+def test_the_built_job_server_is_needed_unless_one_is_named(flags: list[str], needed: bool) -> None:
+    assert needs_job_server(Runner.parse(flags)) is needed
 
 
 def test_a_missing_job_server_raises_naming_the_build_script(

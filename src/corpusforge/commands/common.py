@@ -171,7 +171,7 @@ def _check_flink(runner: Runner) -> None:
     naming how to build it, exit 2, before the build creates anything."""
     from corpusforge.flink import FlinkNotFoundError, locate_job_server, needs_job_server
 
-    if not runner.uses_flink or not needs_job_server(runner.beam_args()):
+    if not runner.uses_flink or not needs_job_server(runner):
         return
     try:
         locate_job_server("--runner flink")
