@@ -391,6 +391,17 @@ def test_flink_images_are_the_versions_that_ran_here() -> None:
     assert jar.endswith("/beam-flink-job-server.jar")
 
 
+def test_the_local_cluster_gets_the_java_17_flags_the_deployment_gets() -> None:
+    """scripts/flink-cluster.sh's JVMs (the cluster tests/flink runs) take the same module
+    flags as the job server and the FlinkDeployment, in any order."""
+    from corpusforge.flink import JAVA_17_FLAGS
+
+    script = (REPO / "scripts" / "flink-cluster.sh").read_text()
+    block = re.search(r"^java_opens=\((.*?)^\)", script, re.M | re.S)
+    assert block, "flink-cluster.sh must list its Java flags in java_opens=(...)"
+    assert sorted(block.group(1).split()) == sorted(JAVA_17_FLAGS)
+
+
 def test_job_server_talks_to_the_flinkdeployment_rest_service() -> None:
     name = _flinkdeployment()["metadata"]["name"]
     docs = _jobserver_docs()
