@@ -71,6 +71,7 @@ from corpusforge.release.io import (
     ensure_dir,
     exists,
     expand_inputs,
+    file_digest,
     join,
     read_json,
     relative,
@@ -110,6 +111,7 @@ def build(
     runner: Runner | None = None,
     *,
     finish_draft: Callable[[str], object] | None = None,
+    digest: Callable[[str], tuple[int, str]] = file_digest,
 ) -> dict[str, Any]:
     """Run the whole build and publish the release at ``config.out``; returns the manifest.
 
@@ -125,6 +127,8 @@ def build(
         runner: where the Beam pipelines run (default: the in-process runner).
         finish_draft: called with the draft folder of a local release after its manifest is
             written and before it is published (the dataset card is written there).
+        digest: an input's size and sha256 (the command's hashed the inputs on a thread
+            while this module was imported: :class:`~corpusforge.release.io.DigestsAhead`).
 
     Raises:
         InputError: an input is missing or not a regular file, or no archive could be read.
@@ -143,7 +147,11 @@ def build(
         try:
             root = store.begin(rebuilt=REBUILT)
             manifest, accounting = _build_into(
-                dataclasses.replace(config, out=root), runner, uris, _current_manifest(store)
+                dataclasses.replace(config, out=root),
+                runner,
+                uris,
+                _current_manifest(store),
+                digest,
             )
             local = finish_draft if not is_uri(root) else None
             progress.stage("commit")
@@ -173,6 +181,7 @@ def _build_into(
     runner: Runner,
     uris: list[str],
     published: Mapping[str, Any] | None = None,
+    digest: Callable[[str], tuple[int, str]] = file_digest,
 ) -> tuple[dict[str, Any], Accounting]:
     """The build, with ``config.out`` the folder it writes (the draft of a local release);
     the manifest it will publish and its accounting.
@@ -184,10 +193,11 @@ def _build_into(
         published: the manifest of the release the draft's extracts were carried from; an
             extract it published is reused only if its files are as it records them
             (:func:`~corpusforge.builds.twitter_extract.reusable_extract`).
+        digest: an input's size and sha256.
     """
     log.info("%d input archives", len(uris))
     progress.stage("hash inputs")
-    archives = [describe_input(uri, config) for uri in uris]
+    archives = [describe_input(uri, config, digest) for uri in uris]
     folders = {a.uri: join(config.out, layout.TWEETS, a.extract) for a in archives}
     todo = [a for a in archives if not reusable_extract(config.out, a, published)]
     log.info("extracting %d archives, reusing %d", len(todo), len(archives) - len(todo))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,9 +78,14 @@ class InputArchive:
         }
 
 
-def describe_input(uri: str, config: TwitterConfig) -> InputArchive:
-    """Size, sha256 and extract folder name of one archive (reads it once, streaming)."""
-    size, sha = file_digest(uri)
+def describe_input(
+    uri: str,
+    config: TwitterConfig,
+    digest: Callable[[str], tuple[int, str]] = file_digest,
+) -> InputArchive:
+    """Size, sha256 and extract folder name of one archive (reads it once, streaming, or asks
+    ``digest``: one that hashed it ahead, :class:`~corpusforge.release.io.DigestsAhead`)."""
+    size, sha = digest(uri)
     settings = {
         "archive_sha256": sha,
         "extract_version": EXTRACT_VERSION,

@@ -51,15 +51,24 @@ def build(
 
 
 def _build_with_card(config: TwitterConfig, runner: Runner) -> dict[str, Any]:
-    """The build, with the dataset card written into a local release before it is published."""
+    """The build, with the dataset card written into a local release before it is published;
+    the inputs are hashed on another core while the build's modules are imported."""
     import functools
     import os
 
+    from corpusforge.release.io import DigestsAhead
+
+    ahead = DigestsAhead(config.inputs)
     from corpusforge.builds.twitter import build as run_build
     from corpusforge.inspect.card import write_card
 
     name = os.path.basename(os.path.abspath(config.out))
-    return run_build(config, runner, finish_draft=functools.partial(write_card, name=name))
+    return run_build(
+        config,
+        runner,
+        finish_draft=functools.partial(write_card, name=name),
+        digest=ahead.digest,
+    )
 
 
 UNREADABLE_SHOWN = 20

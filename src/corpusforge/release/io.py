@@ -18,6 +18,7 @@ import platform
 import re
 import shutil
 import stat
+import threading
 from collections.abc import Iterable
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
@@ -52,6 +53,36 @@ def file_digest(uri: str) -> tuple[int, str]:
             digest.update(chunk)
             size += len(chunk)
     return size, digest.hexdigest()
+
+
+class DigestsAhead:
+    """:func:`file_digest` of local files, begun now on a thread: reading and hashing free the
+    GIL, so the hashes are taken on another core while this one goes on (a build imports its
+    modules meanwhile), where they would hold up the start of its work.
+
+    Args:
+        paths: the files to hash; those that are not regular local files (URIs, globs,
+            folders), and any whose hashing fails, are left to :meth:`digest`.
+    """
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self._paths = frozenset(p for p in paths if not is_uri(p) and os.path.isfile(p))
+        self._done: dict[str, tuple[int, str]] = {}
+        self._thread = threading.Thread(target=self._hash, name="input digests", daemon=True)
+        self._thread.start()
+
+    def _hash(self) -> None:
+        for path in sorted(self._paths):
+            try:
+                self._done[path] = file_digest(path)
+            except OSError:  # hashed again when asked, where the error reaches the user
+                continue
+
+    def digest(self, uri: str) -> tuple[int, str]:
+        """:func:`file_digest` of ``uri``, once the thread has ended (so that no thread is
+        left when the build forks its workers): the thread's hash, or one taken now."""
+        self._thread.join()
+        return self._done.get(uri) or file_digest(uri)
 
 
 def expand_inputs(patterns: Iterable[str], *, exclude: Iterable[str] = ()) -> list[str]:
