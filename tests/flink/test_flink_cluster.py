@@ -4,11 +4,12 @@ A standalone Flink 1.19 session cluster (one JobManager, one TaskManager with 2 
 started once for the session by ``scripts/flink-cluster.sh`` (or the one whose REST address
 ``$CORPUSFORGE_FLINK_MASTER`` names is used); each pipeline is submitted with ``--runner flink
 --flink_master localhost:PORT --parallelism=2`` through Beam's Flink job server
-(``scripts/flink.sh`` builds it), with ``LOOPBACK`` workers and once with ``EXTERNAL`` workers
-from a Beam worker pool, and its release must equal the local engine's file for file, byte for
-byte, except the runner named in the manifest. Marked ``flink``: ``.ci/run`` builds the job
-server and the cluster's classpath and requires these tests (``CORPUSFORGE_REQUIRE_FLINK=1``);
-elsewhere they skip when ``build/flink`` is not built.
+(``scripts/flink.sh`` builds it), with ``LOOPBACK`` workers and with ``EXTERNAL`` workers from
+a Beam worker pool (and once on the job server's embedded Flink), and its release must equal
+the local engine's file for file, byte for byte, except the runner named in the manifest.
+Marked ``flink``: ``.ci/run`` builds the job server and the cluster's classpath and requires
+these tests (``CORPUSFORGE_REQUIRE_FLINK=1``); elsewhere they skip when ``build/flink`` is not
+built.
 """
 
 from __future__ import annotations
@@ -133,13 +134,29 @@ def test_flink_cluster_builds_the_local_release_with_loopback_workers(
     _same_release_as_local(name, inputs, tmp_path, flink_master)
 
 
+@pytest.mark.parametrize("name", ["twitter-synthetic", "bitext-real", "paranmt"])
 def test_flink_cluster_builds_the_local_release_with_external_workers(
-    inputs: dict[str, list[str]], flink_master: str, worker_pool: str, tmp_path: Path
+    name: str, inputs: dict[str, list[str]], flink_master: str, worker_pool: str, tmp_path: Path
 ) -> None:
     _same_release_as_local(
-        "twitter-synthetic", inputs, tmp_path, flink_master,
+        name, inputs, tmp_path, flink_master,
         "--environment_type=EXTERNAL", f"--environment_config={worker_pool}",
     )  # fmt: skip
+
+
+def test_the_embedded_flink_builds_the_local_release(
+    inputs: dict[str, list[str]], flink_master: str, tmp_path: Path
+) -> None:
+    """``--runner=flink`` with no ``--flink_master``: the job runs on the Flink embedded in
+    the job server the build starts (the session cluster only proves the job server is
+    built), and the release is the local engine's."""
+    local, out = tmp_path / "local", tmp_path / "embedded"
+    _build(inputs["paranmt"], local)
+    before = _finished_jobs(flink_master)
+    _build(inputs["paranmt"], out, "--runner=flink", "--parallelism=2")
+    assert _finished_jobs(flink_master) == before, "the job went to the session cluster"
+    assert json.loads((out / "manifest.json").read_text())["runner"] == "FlinkRunner"
+    assert _differences(_release_files(local), _release_files(out)) == []
 
 
 def test_flink_cluster_builds_the_local_release_of_the_real_twitter_sample(
