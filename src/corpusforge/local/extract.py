@@ -53,7 +53,7 @@ from corpusforge.local.spill import PartitionWriter, pyarrow_without_pandas, rea
 from corpusforge.local.workers import dead_worker, start_worker
 from corpusforge.release.io import COUNTS, FILES, ensure_dir, file_list, join, write_json
 from corpusforge.schemas import DEAD_LETTER, DELETE, TWEET, arrow_schema
-from corpusforge.sinks.shards import placement
+from corpusforge.sinks.shards import placements
 from corpusforge.sources.twitter.archive import MemberRef, ReadLimits, archive_name
 from corpusforge.sources.twitter.read import ReadOutput, Tally, list_archive, read_member
 
@@ -218,9 +218,10 @@ class _Spill:
     """One process's rows -> its spill files: records and deletes by id partition, dead
     letters in one partition of their own.
 
-    A row's ``_seq`` and ``_place`` wait in lists of their own, beside the rows, and join
-    them as columns when a batch is written, rather than two more keys in every row's dict
-    (whose table, ten keys, would grow). Batches of :data:`BATCH_ROWS` keep the rows waiting
+    A row's ``_seq`` and sort key wait in lists of their own, beside the rows, and join them
+    as columns when a batch is written (the keys as their ``_place``, hashed for the whole
+    batch at once), rather than two more keys in every row's dict (whose table, ten keys,
+    would grow). Batches of :data:`BATCH_ROWS` keep the rows waiting
     few enough to stay in the processor's cache.
     """
 
@@ -239,21 +240,17 @@ class _Spill:
             ReadOutput.DELETE: PartitionWriter(job.spill, "deletes", writer, job.partitions, "id"),
             ReadOutput.DEAD: PartitionWriter(job.spill, "dead", writer, 1, "_seq"),
         }
-        # rows, _seq and _place of each output, by ReadOutput's value: an enum member hashes
-        # in Python, its value (a str) in C
+        # rows, _seq and sort keys of each output, by ReadOutput's value: an enum member
+        # hashes in Python, its value (a str) in C
         self._rows: dict[str, _Batch] = {output.value: _Batch() for output in self._out}
-        self._keys: list[tuple[Any, ...]] = []
 
     def add(self, output: ReadOutput, row: dict[str, Any], seq: int) -> None:
-        if output is ReadOutput.DEAD:
-            key = self._job.dead_key(row)
-            self._keys.append(key)
-        else:
-            key = self._job.tweet_key(row)
+        job = self._job
+        key = job.dead_key(row) if output is ReadOutput.DEAD else job.tweet_key(row)
         batch = self._rows[output.value]
         batch.rows.append(row)
         batch.seqs.append(seq)
-        batch.places.append(placement(key))
+        batch.keys.append(key)
         if len(batch.rows) >= BATCH_ROWS:
             self._flush(output)
 
@@ -263,11 +260,10 @@ class _Spill:
             return
         table = pa.Table.from_pylist(batch.rows, schema=self._schemas[output])
         table = table.append_column(_SEQ, pa.array(batch.seqs, _SEQ.type))
-        table = table.append_column(_PLACE, pa.array(batch.places, _PLACE.type))
+        table = table.append_column(_PLACE, pa.array(placements(batch.keys), _PLACE.type))
         if output is ReadOutput.DEAD:
-            for i, values in enumerate(zip(*self._keys, strict=True)):
+            for i, values in enumerate(zip(*batch.keys, strict=True)):
                 table = table.append_column(f"_k{i}", pa.array(values))
-            self._keys = []
         self._out[output].add(table)
         self._rows[output.value] = _Batch()
 
@@ -279,11 +275,12 @@ class _Spill:
 
 @dataclass
 class _Batch:
-    """Rows of one output waiting to be written, with their ``_seq`` and ``_place``."""
+    """Rows of one output waiting to be written, with their ``_seq`` and their sort keys,
+    whose ``_place`` is hashed by batch (:func:`~corpusforge.sinks.shards.placements`)."""
 
     rows: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     seqs: list[int] = dataclasses.field(default_factory=list)
-    places: list[int] = dataclasses.field(default_factory=list)
+    keys: list[Any] = dataclasses.field(default_factory=list)
 
 
 def _read_members(
