@@ -1,16 +1,19 @@
-"""Plain Moses and TSV units read by byte ranges in the workers give what the reader gives.
+"""Moses and TSV units read by byte ranges or blocks in the workers give what the reader gives.
 
 :mod:`corpusforge.local.bitext_read` cuts a plain Moses pair into ranges of
 ``RANGE_LINES`` lines (forced down to a few here, so every odd line meets a range's edge,
-and the scan for them reads a few bytes at a time)
-and reads each apart; the pairs, their origins, the skips, the dead letters (reason,
-detail, excerpt, line) and every count must equal
+and the scan for them reads a few bytes at a time), and a compressed one into blocks of its
+decompressed bytes at the same lines, and reads each apart; the pairs, their origins, the
+skips, the dead letters (reason, detail, excerpt, line) and every count must equal
 :func:`~corpusforge.sources.opus.formats.read_opus`'s over the whole files. Last, a whole
 build of such files publishes the Beam pipeline's release.
 """
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -21,8 +24,10 @@ from corpusforge.builds import bitext
 from corpusforge.config.bitext import BitextConfig
 from corpusforge.local import bitext_filter, bitext_read
 from corpusforge.local.bitext_read import (
+    MosesBlock,
     MosesRange,
-    TsvRange,
+    MosesUnit,
+    Range,
     UnitTallies,
     read_range,
     read_unit,
@@ -81,7 +86,7 @@ def by_ranges(unit: OpusInput, **options: Any) -> Read:
     units = UnitTallies()
     ranges = 0
     for item in read_unit(unit, **options):
-        if isinstance(item, MosesRange | TsvRange):
+        if isinstance(item, Range):
             ranges += 1
             got, read = read_range(item)
             pairs += [got.pair(i) for i in range(len(got))]
@@ -182,13 +187,72 @@ def test_a_unit_without_a_pair_gets_its_note_once_its_ranges_are_back(tmp_path: 
     assert [d.reason for d in dead] == ["read_no_records"]
 
 
-def test_compressed_and_nameless_sides_stay_with_the_reader(tmp_path: Path) -> None:
-    import gzip
+def _compressed(path: Path, kind: str) -> str:
+    """``path`` compressed in place with ``kind`` (its name unchanged, as the reader goes by
+    the magic bytes)."""
+    module = {"gz": gzip, "bz2": bz2, "xz": lzma}[kind]
+    path.write_bytes(module.compress(path.read_bytes()))
+    return str(path)
 
-    de = tmp_path / "t.de-en.de"
-    de.write_bytes(gzip.compress("\n".join(DE[5:]).encode()))
-    en = _write(tmp_path / "t.de-en.en", EN[5:])
-    assert_same(OpusInput(OpusFormat.MOSES, (str(de), en)), ranges=0)
+
+@pytest.mark.parametrize(("kinds", "newline_at_end"), [
+    (("gz", "gz"), (True, True)),
+    (("bz2", None), (False, True)),
+    ((None, "xz"), (False, False)),
+])  # fmt: skip
+def test_compressed_sides_read_by_blocks_as_the_reader_reads_them(
+    tmp_path: Path, kinds: tuple[str | None, str | None], newline_at_end: tuple[bool, bool]
+) -> None:
+    """One compressed side is enough: both sides go to the workers as decompressed blocks,
+    cut at the lines a range would be."""
+    de = _write(tmp_path / "t.de-en.de", DE, newline_at_end=newline_at_end[0])
+    en = _write(tmp_path / "t.de-en.en", EN, newline_at_end=newline_at_end[1])
+    sides = [_compressed(Path(p), k) if k else p for p, k in zip((de, en), kinds, strict=True)]
+    unit = OpusInput(OpusFormat.MOSES, (sides[0], sides[1]))
+    pairs, _, dead, _ = assert_same(unit, ranges=4)
+    assert all(isinstance(item, MosesBlock) for item in read_unit(unit))
+    assert [p.origin_line for p in pairs] == [1, 2, 4, 6, 8, 10]
+    assert sorted(d.origin_line or 0 for d in dead) == [5, 9]
+
+
+def test_compressed_sides_over_the_limit_of_different_lengths_or_damaged(tmp_path: Path) -> None:
+    long = "x" * (MAX_LINE_BYTES + 1)
+    de = (
+        _compressed(tmp_path / "l.de-en.de", "gz")
+        if _write(tmp_path / "l.de-en.de", [*DE[1:3], long, "Gut."])
+        else ""
+    )
+    en = _write(tmp_path / "l.de-en.en", [*EN[1:3], "Fine.", "Good."])
+    _, _, dead, _ = assert_same(OpusInput(OpusFormat.MOSES, (de, en)), ranges=2)
+    assert [d.reason for d in dead] == ["read_line_too_long"]
+    # different lengths: refused whole, as the reader refuses them
+    _write(tmp_path / "m.de-en.de", DE)
+    de = _compressed(tmp_path / "m.de-en.de", "xz")
+    en = _write(tmp_path / "m.de-en.en", EN[:-1])
+    _, _, dead, _ = assert_same(OpusInput(OpusFormat.MOSES, (de, en)), ranges=0)
+    assert [d.reason for d in dead] == ["align_line_count_mismatch"]
+    # a side cut short: the reader reads the lines before the damage and says what broke
+    _write(tmp_path / "d.de-en.de", DE * 40)
+    de = _compressed(tmp_path / "d.de-en.de", "gz")
+    Path(de).write_bytes(Path(de).read_bytes()[:-40])
+    en = _write(tmp_path / "d.de-en.en", EN * 40)
+    pairs, _, dead, _ = assert_same(OpusInput(OpusFormat.MOSES, (de, en)), ranges=0)
+    assert pairs and dead[-1].reason == "read_unreadable"
+
+
+def test_a_compressed_side_shorter_than_its_counted_lines_fails(tmp_path: Path) -> None:
+    """The second pass cuts where the first found the lines: a side that no longer has
+    those bytes (it changed in between) fails the read, never a block cut short."""
+    de = _compressed(Path(_write(tmp_path / "t.de-en.de", DE)), "gz")
+    en = _compressed(Path(_write(tmp_path / "t.de-en.en", EN)), "gz")
+    unit = MosesUnit(OpusInput(OpusFormat.MOSES, (de, en)), "de", "en", "t")
+    whole = len(gzip.decompress(Path(de).read_bytes()))
+    assert len(list(bitext_read._blocks(unit, [0, whole], [0, 10]))) == 1
+    with pytest.raises(EOFError, match="changed while it was read"):
+        list(bitext_read._blocks(unit, [0, whole + 1], [0, 10]))
+
+
+def test_nameless_sides_stay_with_the_reader(tmp_path: Path) -> None:
     src = _write(tmp_path / "a.txt", DE[5:])
     trg = _write(tmp_path / "b.txt", EN[5:])
     unit = OpusInput(OpusFormat.MOSES, (src, trg))
@@ -222,6 +286,33 @@ def test_a_build_of_hostile_plain_files_publishes_the_pipelines_release(
     )
     assert any(name.startswith(f"{DEAD_LETTERS}/") for name in expected)
     assert len(ranges) == 10 + 6
+
+
+def test_a_build_of_hostile_compressed_files_publishes_the_pipelines_release(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gzip side beside a bz2 side: the pipeline reads them with the reader; the local
+    engine's workers read them as blocks."""
+    blocks: list[MosesBlock] = []
+
+    def counted(task: MosesBlock) -> Any:
+        blocks.append(task)
+        return read_range(task)
+
+    monkeypatch.setattr(bitext_filter, "read_range", counted)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    inputs = (
+        _compressed(Path(_write(folder / "t.de-en.de", DE * 3)), "gz"),
+        _compressed(Path(_write(folder / "t.de-en.en", EN * 3, newline_at_end=False)), "bz2"),
+    )
+    expected = same_on_every_engine(
+        bitext.build,
+        lambda out: BitextConfig(inputs=inputs, out=str(out), rows_per_shard=2),
+        tmp_path,
+    )
+    assert any(name.startswith(f"{DEAD_LETTERS}/") for name in expected)
+    assert len(blocks) == 10 and all(isinstance(b, MosesBlock) for b in blocks)
 
 
 def test_the_engine_cuts_units_into_ranges(tmp_path: Path) -> None:

@@ -7,7 +7,8 @@ without holding the input in memory.
 
 1. **Read** (this process): every read unit in plan order, with the readers of
    ``sources/``; skips and dead letters are counted here, dead letters staged. Plain Moses
-   file pairs and TSV files are only cut into byte ranges here, which the filter workers read
+   file pairs and TSV files are only cut into byte ranges here, which the filter workers read,
+   and compressed Moses file pairs into blocks of decompressed bytes, which they read alike
    (:mod:`corpusforge.local.bitext_read`); what they read besides pairs is counted and
    staged here as they return it.
 2. **Filter** (``workers`` processes): batches of raw pairs go to a pool that cleans them,
@@ -54,7 +55,7 @@ import polars as pl
 
 from corpusforge.local.bitext_dedup import Partitions, keep_and_write
 from corpusforge.local.bitext_filter import Batch, CountKey, PairJob, filtered
-from corpusforge.local.bitext_read import MosesRange, TsvRange, UnitTallies, tally
+from corpusforge.local.bitext_read import Range, UnitTallies, tally
 from corpusforge.local.machine import fitting_workers
 from corpusforge.local.rejects import RejectedShards
 from corpusforge.local.shards import FrameShards
@@ -175,8 +176,8 @@ def run_pairs(
     Args:
         job: the rules and settings.
         records: raw pairs, :class:`DeadLetter` and :class:`Skipped` items,
-            :class:`~corpusforge.local.bitext_read.MosesRange` and ``TsvRange`` items (read by
-            the workers),
+            :class:`~corpusforge.local.bitext_read.MosesRange`, ``MosesBlock`` and ``TsvRange``
+            items (read by the workers),
             and ``(count key, n)`` tuples for counts the reader keeps itself (units read).
         pair_dest: (dataset, group) -> the staged folder of its shards.
         dead_dest: the staged folder of the dead letters.
@@ -305,7 +306,7 @@ def _batches(
             if len(batch) >= BATCH_PAIRS:
                 yield batch
                 batch = []
-        elif isinstance(record, MosesRange | TsvRange):
+        elif isinstance(record, Range):
             yield record
         elif isinstance(record, Skipped | DeadLetter):
             letter = tally(record, counts)

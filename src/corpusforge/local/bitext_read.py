@@ -18,8 +18,15 @@ A plain local TSV file whose layout is given, or told by its first line as
 a worker reads each line of its range as that reader does once the layout is known
 (:func:`~corpusforge.sources.opus.tsv.parse_tsv_line`).
 
-Every other unit (zips, compressed files, TMX, XCES, a TSV file whose first line tells no
-layout, URIs) is read here by :func:`~corpusforge.sources.opus.formats.read_opus`, as
+Any other Moses pair of files (gzip, bz2 or xz compressed, or URIs) cannot be read by
+ranges, but is not read here a line at a time either: a first pass counts each side's lines
+and finds the same cuts in its decompressed bytes, and a second cuts the decompressed
+streams there into :class:`MosesBlock` items, which carry their bytes to a worker that reads
+them as it reads a range. A side that cannot be read to its end in the first pass is read by
+``read_opus``, which reports the damage after the lines before it.
+
+Every other unit (zips, TMX, XCES, a TSV file whose first line tells no layout, TSV URIs or
+compressed TSV) is read here by :func:`~corpusforge.sources.opus.formats.read_opus`, as
 before.
 """
 
@@ -28,7 +35,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -59,6 +66,7 @@ from corpusforge.sources.opus.streams import (
     LineTooLong,
     decode_line,
     file_name,
+    open_decompressed,
 )
 from corpusforge.sources.opus.tsv import TsvLayout, default_langs, detect_tsv_layout, parse_tsv_line
 from corpusforge.sources.uris import is_uri
@@ -106,6 +114,24 @@ class MosesRange:
 
 
 @dataclass(frozen=True, slots=True)
+class MosesBlock:
+    """Lines ``first_line`` on of both sides of ``unit``, decompressed: the bytes a
+    :class:`MosesRange` would read, carried to the worker.
+
+    Attributes:
+        unit: the unit.
+        first_line: the 1-based number of the block's first line.
+        src: the first side's bytes of these lines.
+        trg: the second side's.
+    """
+
+    unit: MosesUnit
+    first_line: int
+    src: bytes
+    trg: bytes
+
+
+@dataclass(frozen=True, slots=True)
 class TsvUnit:
     """A plain TSV file that workers read by ranges, its layout known from its first line
     or given.
@@ -140,7 +166,9 @@ class TsvRange:
     span: tuple[int, int]
 
 
-Range = MosesRange | TsvRange
+MosesTask = MosesRange | MosesBlock
+"""Lines of a Moses unit that a worker reads."""
+Range = MosesRange | MosesBlock | TsvRange
 """A range that a worker reads."""
 Unit = MosesUnit | TsvUnit
 """A unit read by ranges."""
@@ -165,7 +193,7 @@ class RangeRead:
 
 def read_unit(unit: OpusInput, *, dataset: str | None = None, **options: Any) -> Iterator[Any]:
     """One unit's records (:func:`~corpusforge.sources.opus.formats.read_opus`'s items), or,
-    for a plain Moses pair, its ranges for the workers.
+    for a Moses pair of files, its ranges (plain local files) or blocks for the workers.
 
     Args:
         unit: a read unit.
@@ -175,19 +203,20 @@ def read_unit(unit: OpusInput, *, dataset: str | None = None, **options: Any) ->
     options = reader_options(unit, **options)
     if unit.format is OpusFormat.TSV:
         tsv = _plain_tsv(unit, dataset, options)
-        lines, cuts = _cuts(unit.uris[0]) if tsv is not None else (0, [])
+        lines, cuts = _cuts(unit.uris[0], plain=True) if tsv is not None else (0, [])
         if tsv is None or not lines:
             yield from read_opus(unit, dataset=dataset, **options)
             return
         for k in range(len(cuts) - 1):
             yield TsvRange(tsv, 1 + k * RANGE_LINES, (cuts[k], cuts[k + 1]))
         return
-    moses = _plain_moses(unit, dataset, options)
+    moses = _moses(unit, dataset, options)
     if moses is None:
         yield from read_opus(unit, dataset=dataset, **options)
         return
+    plain = all(_plain_local(uri) for uri in unit.uris)
     try:
-        (n_src, src_cuts), (n_trg, trg_cuts) = map(_cuts, unit.uris)
+        (n_src, src_cuts), (n_trg, trg_cuts) = (_cuts(uri, plain) for uri in unit.uris)
     except STREAM_ERRORS:  # read_opus says what failed
         yield from read_opus(unit, dataset=dataset, **options)
         return
@@ -197,20 +226,50 @@ def read_unit(unit: OpusInput, *, dataset: str | None = None, **options: Any) ->
         yield mismatch
     elif n_src == 0:  # read_opus's note for an input that holds no record
         yield from read_opus(unit, dataset=dataset, **options)
+    elif not plain:
+        yield from _blocks(moses, src_cuts, trg_cuts)
     else:
         for k in range(len(src_cuts) - 1):
             src, trg = (src_cuts[k], src_cuts[k + 1]), (trg_cuts[k], trg_cuts[k + 1])
             yield MosesRange(moses, 1 + k * RANGE_LINES, src, trg)
 
 
-def _plain_moses(unit: OpusInput, dataset: str | None, options: dict[str, Any]) -> MosesUnit | None:
-    """``unit`` as a :class:`MosesUnit` when it is two plain local files whose languages
-    are known; else ``None`` (read as before)."""
+def _blocks(unit: MosesUnit, src_cuts: list[int], trg_cuts: list[int]) -> Iterator[MosesBlock]:
+    """Both sides decompressed again and cut where the first pass found the cuts.
+
+    Raises:
+        OSError, EOFError, zlib.error, lzma.LZMAError: a side no longer reads as it did in
+            the first pass.
+    """
+    src_uri, trg_uri = unit.input.uris
+    with open_decompressed(src_uri) as src, open_decompressed(trg_uri) as trg:
+        for k in range(len(src_cuts) - 1):
+            src_data = _read_exactly(src, src_cuts[k + 1] - src_cuts[k])
+            trg_data = _read_exactly(trg, trg_cuts[k + 1] - trg_cuts[k])
+            yield MosesBlock(unit, 1 + k * RANGE_LINES, src_data, trg_data)
+
+
+def _read_exactly(stream: IO[bytes], size: int) -> bytes:
+    """The next ``size`` bytes of ``stream``.
+
+    Raises:
+        EOFError: it ended before them (it changed since its lines were counted).
+    """
+    data = stream.read(size)
+    while len(data) < size:
+        more = stream.read(size - len(data))
+        if not more:
+            raise EOFError(f"{len(data)} of {size} bytes: the input changed while it was read")
+        data += more
+    return data
+
+
+def _moses(unit: OpusInput, dataset: str | None, options: dict[str, Any]) -> MosesUnit | None:
+    """``unit`` as a :class:`MosesUnit` when it is two files whose languages are known;
+    else ``None`` (read as before)."""
     if unit.format is not OpusFormat.MOSES or len(unit.uris) != 2:
         return None
     src_uri, trg_uri = unit.uris
-    if not all(_plain_local(uri) for uri in unit.uris):
-        return None
     src_lang = side_lang(src_uri, options.get("src_lang"))
     trg_lang = side_lang(trg_uri, options.get("trg_lang"))
     if src_lang is None or trg_lang is None:
@@ -254,15 +313,16 @@ def _plain_local(uri: str) -> bool:
     return not head.startswith((GZIP_MAGIC, BZ2_MAGIC, XZ_MAGIC))
 
 
-def _cuts(path: str) -> tuple[int, list[int]]:
+def _cuts(uri: str, plain: bool) -> tuple[int, list[int]]:
     """A file's line count (as ``streams.count_lines`` counts them) and the byte offsets
-    that cut it into ranges of ``RANGE_LINES`` lines, from 0 to its size.
+    that cut it into ranges of ``RANGE_LINES`` lines, from 0 to its size: offsets in the
+    file itself if ``plain``, else in its decompressed bytes.
 
     Raises:
-        OSError: the file cannot be read.
+        OSError, EOFError, zlib.error, lzma.LZMAError: the file cannot be read to its end.
     """
     cuts, newlines, offset, last = [0], 0, 0, b"\n"
-    with open(path, "rb") as f:
+    with open(uri, "rb") if plain else open_decompressed(uri) as f:
         while block := f.read(SCAN_BYTES):
             ends = np.flatnonzero(np.frombuffer(block, np.uint8) == 10)
             # the newlines that end a range: the (RANGE_LINES * j)-th of the file
@@ -287,7 +347,7 @@ def read_range(task: Range) -> tuple[RawPairs, RangeRead]:
     return _read_moses(task)
 
 
-def _read_moses(task: MosesRange) -> tuple[RawPairs, RangeRead]:
+def _read_moses(task: MosesTask) -> tuple[RawPairs, RangeRead]:
     """:func:`read_range` of a Moses range.
 
     Each side is decoded whole: when both decode and hold no line over the limit, the
@@ -296,10 +356,11 @@ def _read_moses(task: MosesRange) -> tuple[RawPairs, RangeRead]:
     line is decoded alone (:func:`_line_by_line`).
     """
     unit = task.unit
-    src_data, trg_data = (
-        _bytes(unit.input.uris[0], *task.src),
-        _bytes(unit.input.uris[1], *task.trg),
-    )
+    if isinstance(task, MosesBlock):
+        src_data, trg_data = task.src, task.trg
+    else:
+        src_data = _bytes(unit.input.uris[0], *task.src)
+        trg_data = _bytes(unit.input.uris[1], *task.trg)
     read = RangeRead(unit, 0)
     src: list[str] = []
     trg: list[str] = []
@@ -380,7 +441,7 @@ def _split(data: bytes) -> tuple[list[bytes], bool]:
 
 
 def _with_odd_lines(
-    task: MosesRange,
+    task: MosesTask,
     data: tuple[bytes, bytes],
     texts: tuple[list[str], list[str]],
     odd: list[int],
@@ -407,7 +468,7 @@ def _with_odd_lines(
 
 
 def _line_by_line(
-    task: MosesRange, src_data: bytes, trg_data: bytes, columns: Columns, read: RangeRead
+    task: MosesTask, src_data: bytes, trg_data: bytes, columns: Columns, read: RangeRead
 ) -> None:
     """A range with bad UTF-8 or a line over the limit somewhere: each line decoded alone,
     into ``columns``."""
@@ -434,7 +495,7 @@ def _line_by_line(
 
 
 def _read_line(
-    task: MosesRange,
+    task: MosesTask,
     line_no: int,
     a: bytes | LineTooLong,
     b: bytes | LineTooLong,
