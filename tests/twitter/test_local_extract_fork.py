@@ -46,3 +46,27 @@ def test_pyarrow_never_imports_pandas_in_the_extract(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-c", SCRIPT, str(archive), str(tmp_path)], check=True)
     reports = {p.name: p.read_text() for p in tmp_path.glob("worker-*")}
     assert reports == {"worker-1": "False", "worker-2": "False"}
+
+
+REBUILD = """
+import sys
+from corpusforge.cli import main
+sys.argv = ["corpusforge", "twitter", "build", sys.argv[1], "--out", sys.argv[2], "--quiet"]
+try:
+    main()
+except SystemExit as exit:
+    assert not exit.code, exit.code
+    assert "pandas" not in sys.modules, "imported by the pair stage"
+"""
+
+
+def test_a_rebuild_on_reused_extracts_never_imports_pandas(tmp_path: Path) -> None:
+    """Without an extract to read, the pair stage is the first to convert Python values with
+    pyarrow: it too must answer "no pandas" first (0.16 CPU-s of a 200k-tweet rebuild)."""
+    pytest.importorskip("pandas")
+    archive = tmp_path / "twitter-stream-2020-01-01.zip"
+    write_synthetic_archive(archive, tweets=800, layout="zip-2020", api="v1", seed=3)
+    for _ in range(2):  # the second build reuses the first's extracts
+        subprocess.run(
+            [sys.executable, "-c", REBUILD, str(archive), str(tmp_path / "release")], check=True
+        )

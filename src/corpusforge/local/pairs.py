@@ -46,7 +46,13 @@ import pyarrow as pa
 
 from corpusforge.local.chosen import BenchmarkChoice, PairRows, pair_table, summarise_part
 from corpusforge.local.machine import process_context, release_unused_memory
-from corpusforge.local.spill import PAIR_SPILL_ROWS, partition_of, read_arrow, write_arrow
+from corpusforge.local.spill import (
+    PAIR_SPILL_ROWS,
+    partition_of,
+    pyarrow_without_pandas,
+    read_arrow,
+    write_arrow,
+)
 from corpusforge.local.tweet_rows import BYTES_PER_LINK_ROW, MAX_PARTITIONS, TweetRows
 from corpusforge.local.workers import shared_at_fork, worker_pool
 from corpusforge.pairing.benchmarks import BENCHMARKS, BenchmarkConfig
@@ -310,6 +316,7 @@ def pair_tweets(
         bucket_rows = partition_rows * BYTES_PER_PARTITION_RECORD // BYTES_PER_LINK_ROW
     if bucket_rows < 1:
         raise ValueError(f"bucket_rows must be >= 1, got {bucket_rows}")
+    pyarrow_without_pandas()  # a rebuild reuses the extracts: no reader has asked before
     spill = tempfile.mkdtemp(prefix="corpusforge-pairs-", dir=workdir)
     try:
         return _pair_stage(
