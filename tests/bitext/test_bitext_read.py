@@ -14,6 +14,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
+import zipfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,8 @@ def as_read(unit: OpusInput, **options: Any) -> Read:
     pairs: list[RawPair] = []
     counts: Counter[tuple[str, ...]] = Counter()
     dead: list[DeadLetter] = []
-    for item in read_opus(unit, **reader_options(unit, **options)):
+    dataset = options.pop("dataset", None)
+    for item in read_opus(unit, dataset=dataset, **reader_options(unit, **options)):
         if isinstance(item, RawPair):
             pairs.append(item)
             counts[("read", "records")] += 1
@@ -247,9 +249,80 @@ def test_a_compressed_side_shorter_than_its_counted_lines_fails(tmp_path: Path) 
     en = _compressed(Path(_write(tmp_path / "t.de-en.en", EN)), "gz")
     unit = MosesUnit(OpusInput(OpusFormat.MOSES, (de, en)), "de", "en", "t")
     whole = len(gzip.decompress(Path(de).read_bytes()))
-    assert len(list(bitext_read._blocks(unit, [0, whole], [0, 10]))) == 1
-    with pytest.raises(EOFError, match="changed while it was read"):
-        list(bitext_read._blocks(unit, [0, whole + 1], [0, 10]))
+    for src_end, blocks in ((whole, 1), (whole + 1, None)):
+        with gzip.open(de) as src, gzip.open(en) as trg:
+            read = bitext_read._blocks(unit, (src, trg), [0, src_end], [0, 10])
+            if blocks is not None:
+                assert len(list(read)) == blocks
+                continue
+            with pytest.raises(EOFError, match="changed while it was read"):
+                list(read)
+
+
+def _zip(path: Path, members: dict[str, bytes]) -> str:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return str(path)
+
+
+def _side(lines: list[str], newline_at_end: bool = True) -> bytes:
+    return b"\n".join(_raw(line) for line in lines) + (b"\n" if newline_at_end else b"")
+
+
+def test_an_opus_zip_read_by_blocks_as_the_reader_reads_it(tmp_path: Path) -> None:
+    """Two member pairs (one without a pair of its own) and a README: every pair's blocks
+    carry its member as the pairs' origin, and the zip is one unit for its note."""
+    members = {
+        "README": b"not a side",
+        "A.de-en.de": _side(DE),
+        "A.de-en.en": _side(EN, newline_at_end=False),
+        "B.de-en.de": _side(["", "\xff", "Nur hier."]),
+        "B.de-en.en": _side(["x", "y", " "]),
+    }
+    unit = OpusInput(OpusFormat.MOSES, (_zip(tmp_path / "de-en.txt.zip", members),))
+    pairs, _, dead, _ = assert_same(unit, ranges=4 + 1)
+    assert all(isinstance(item, MosesBlock) for item in read_unit(unit))
+    assert {p.origin_member for p in pairs} == {"A.de-en.de"}
+    assert {d.origin_member for d in dead} == {"A.de-en.de", "B.de-en.de"}
+    assert pairs[0].dataset == "A"
+    assert_same(unit, ranges=5, dataset="Mine")
+    # no member pair with a pair: the zip's note, once
+    members = {k: v for k, v in members.items() if k.startswith("B.")}
+    unit = OpusInput(OpusFormat.MOSES, (_zip(tmp_path / "b.zip", members),))
+    _, _, dead, _ = assert_same(unit, ranges=1)
+    assert sorted(d.reason for d in dead) == ["read_decode_error", "read_no_records"]
+
+
+def test_opus_zips_the_blocks_cannot_take_stay_with_the_reader(tmp_path: Path) -> None:
+    """A pair of different lengths, no member pair, only empty members, a damaged member:
+    the reader reads the whole zip and says what is wrong where it is."""
+    good = {"A.de-en.de": _side(DE), "A.de-en.en": _side(EN)}
+    zips = {
+        "mismatch": {**good, "B.de-en.de": _side(DE), "B.de-en.en": _side(EN[:-1])},
+        "no-pair": {"README": b"x", "A.de-en.de": _side(DE)},
+        "empty": {"A.de-en.de": b"", "A.de-en.en": b""},
+    }
+    reasons = {
+        "mismatch": "align_line_count_mismatch",
+        "no-pair": "read_missing_member",
+        "empty": "read_no_records",
+    }
+    for name, members in zips.items():
+        unit = OpusInput(OpusFormat.MOSES, (_zip(tmp_path / f"{name}.zip", members),))
+        _, _, dead, _ = assert_same(unit, ranges=0)
+        assert reasons[name] in {d.reason for d in dead}, name
+    damaged = Path(
+        _zip(
+            tmp_path / "damaged.zip",
+            {**good, "B.de-en.de": _side(DE * 50), "B.de-en.en": _side(EN * 50)},
+        )
+    )
+    data = damaged.read_bytes()
+    at = data.index(b"B.de-en.de") + 200  # inside the member's compressed bytes
+    damaged.write_bytes(data[:at] + bytes(64) + data[at + 64 :])
+    pairs, _, dead, _ = assert_same(OpusInput(OpusFormat.MOSES, (str(damaged),)), ranges=0)
+    assert pairs and dead[-1].reason == "read_unreadable"
 
 
 def test_nameless_sides_stay_with_the_reader(tmp_path: Path) -> None:
@@ -291,8 +364,8 @@ def test_a_build_of_hostile_plain_files_publishes_the_pipelines_release(
 def test_a_build_of_hostile_compressed_files_publishes_the_pipelines_release(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A gzip side beside a bz2 side: the pipeline reads them with the reader; the local
-    engine's workers read them as blocks."""
+    """A gzip side beside a bz2 side, and an OPUS zip: the pipeline reads them with the
+    readers; the local engine's workers read them as blocks."""
     blocks: list[MosesBlock] = []
 
     def counted(task: MosesBlock) -> Any:
@@ -305,6 +378,7 @@ def test_a_build_of_hostile_compressed_files_publishes_the_pipelines_release(
     inputs = (
         _compressed(Path(_write(folder / "t.de-en.de", DE * 3)), "gz"),
         _compressed(Path(_write(folder / "t.de-en.en", EN * 3, newline_at_end=False)), "bz2"),
+        _zip(folder / "fr-it.txt.zip", {"Z.fr-it.fr": _side(DE * 3), "Z.fr-it.it": _side(EN * 3)}),
     )
     expected = same_on_every_engine(
         bitext.build,
@@ -312,7 +386,7 @@ def test_a_build_of_hostile_compressed_files_publishes_the_pipelines_release(
         tmp_path,
     )
     assert any(name.startswith(f"{DEAD_LETTERS}/") for name in expected)
-    assert len(blocks) == 10 and all(isinstance(b, MosesBlock) for b in blocks)
+    assert len(blocks) == 10 + 10 and all(isinstance(b, MosesBlock) for b in blocks)
 
 
 def test_the_engine_cuts_units_into_ranges(tmp_path: Path) -> None:

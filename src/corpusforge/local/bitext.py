@@ -8,9 +8,9 @@ without holding the input in memory.
 1. **Read** (this process): every read unit in plan order, with the readers of
    ``sources/``; skips and dead letters are counted here, dead letters staged. Plain Moses
    file pairs and TSV files are only cut into byte ranges here, which the filter workers read,
-   and compressed Moses file pairs into blocks of decompressed bytes, which they read alike
-   (:mod:`corpusforge.local.bitext_read`); what they read besides pairs is counted and
-   staged here as they return it.
+   and compressed Moses file pairs and Moses zips into blocks of decompressed bytes, which they
+   read alike (:mod:`corpusforge.local.bitext_read`); what they read besides pairs is
+   counted and staged here as they return it.
 2. **Filter** (``workers`` processes): batches of raw pairs go to a pool that cleans them,
    checks lengths and runs fastText on both sides (the costly step); each batch comes back
    as an Arrow table of candidates and a count of drops. Batches are handed out with a

@@ -25,13 +25,19 @@ streams there into :class:`MosesBlock` items, which carry their bytes to a worke
 them as it reads a range. A side that cannot be read to its end in the first pass is read by
 ``read_opus``, which reports the damage after the lines before it.
 
-Every other unit (zips, TMX, XCES, a TSV file whose first line tells no layout, TSV URIs or
+An OPUS Moses zip's member pairs become blocks the same way (:func:`_zip_blocks`), unless
+the zip does not read whole, holds no pair or no line, or has a pair whose sides differ in
+length: ``read_opus`` then reads the whole zip, and says what is wrong where it is.
+
+Every other unit (TMX, XCES, a TSV file whose first line tells no layout, TSV URIs or
 compressed TSV) is read here by :func:`~corpusforge.sources.opus.formats.read_opus`, as
 before.
 """
 
 from __future__ import annotations
 
+import posixpath
+import zipfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -47,7 +53,7 @@ from corpusforge.sources.opus.formats import (
     read_opus,
     reader_options,
 )
-from corpusforge.sources.opus.moses import mismatch_letter, pair_lines, side_lang
+from corpusforge.sources.opus.moses import mismatch_letter, moses_members, pair_lines, side_lang
 from corpusforge.sources.opus.names import infer_dataset
 from corpusforge.sources.opus.records import (
     DeadLetter,
@@ -63,13 +69,15 @@ from corpusforge.sources.opus.streams import (
     MAX_LINE_BYTES,
     STREAM_ERRORS,
     XZ_MAGIC,
+    ZIP_ERRORS,
     LineTooLong,
     decode_line,
     file_name,
     open_decompressed,
 )
 from corpusforge.sources.opus.tsv import TsvLayout, default_langs, detect_tsv_layout, parse_tsv_line
-from corpusforge.sources.uris import is_uri
+from corpusforge.sources.uris import is_uri, open_bytes
+from corpusforge.text.langid import normalize_lang
 
 CountKey = tuple[str, ...]
 
@@ -81,19 +89,21 @@ SCAN_BYTES = 8 << 20
 
 @dataclass(frozen=True, slots=True)
 class MosesUnit:
-    """A plain Moses unit that workers read by ranges.
+    """A Moses pair of sides that workers read by ranges or blocks.
 
     Attributes:
-        input: the read unit (its two files).
+        input: the read unit (its two files, or its zip).
         src_lang: the first side's language.
         trg_lang: the second side's language.
         dataset: the corpus name of its pairs.
+        member: in a zip, the first side's member (the pairs' ``origin_member``).
     """
 
     input: OpusInput
     src_lang: str
     trg_lang: str
     dataset: str
+    member: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,12 +213,15 @@ def read_unit(unit: OpusInput, *, dataset: str | None = None, **options: Any) ->
     options = reader_options(unit, **options)
     if unit.format is OpusFormat.TSV:
         tsv = _plain_tsv(unit, dataset, options)
-        lines, cuts = _cuts(unit.uris[0], plain=True) if tsv is not None else (0, [])
+        lines, cuts = _file_cuts(unit.uris[0], plain=True) if tsv is not None else (0, [])
         if tsv is None or not lines:
             yield from read_opus(unit, dataset=dataset, **options)
             return
         for k in range(len(cuts) - 1):
             yield TsvRange(tsv, 1 + k * RANGE_LINES, (cuts[k], cuts[k + 1]))
+        return
+    if unit.format is OpusFormat.MOSES and len(unit.uris) == 1:
+        yield from _zip_blocks(unit, dataset)
         return
     moses = _moses(unit, dataset, options)
     if moses is None:
@@ -216,7 +229,7 @@ def read_unit(unit: OpusInput, *, dataset: str | None = None, **options: Any) ->
         return
     plain = all(_plain_local(uri) for uri in unit.uris)
     try:
-        (n_src, src_cuts), (n_trg, trg_cuts) = (_cuts(uri, plain) for uri in unit.uris)
+        (n_src, src_cuts), (n_trg, trg_cuts) = (_file_cuts(uri, plain) for uri in unit.uris)
     except STREAM_ERRORS:  # read_opus says what failed
         yield from read_opus(unit, dataset=dataset, **options)
         return
@@ -227,26 +240,60 @@ def read_unit(unit: OpusInput, *, dataset: str | None = None, **options: Any) ->
     elif n_src == 0:  # read_opus's note for an input that holds no record
         yield from read_opus(unit, dataset=dataset, **options)
     elif not plain:
-        yield from _blocks(moses, src_cuts, trg_cuts)
+        src_uri, trg_uri = unit.uris
+        with open_decompressed(src_uri) as src_f, open_decompressed(trg_uri) as trg_f:
+            yield from _blocks(moses, (src_f, trg_f), src_cuts, trg_cuts)
     else:
         for k in range(len(src_cuts) - 1):
             src, trg = (src_cuts[k], src_cuts[k + 1]), (trg_cuts[k], trg_cuts[k + 1])
             yield MosesRange(moses, 1 + k * RANGE_LINES, src, trg)
 
 
-def _blocks(unit: MosesUnit, src_cuts: list[int], trg_cuts: list[int]) -> Iterator[MosesBlock]:
-    """Both sides decompressed again and cut where the first pass found the cuts.
+def _zip_blocks(unit: OpusInput, dataset: str | None) -> Iterator[Any]:
+    """An OPUS Moses zip's member pairs as blocks, as ``read_moses_zip`` reads them: a first
+    pass counts every pair's lines and finds its cuts, a second cuts the members there.
+    A zip that does not read whole, holds no pair or no line, or a pair whose sides differ
+    in length, is read by ``read_opus`` instead, which says what is wrong where it is."""
+    uri = unit.uris[0]
+    try:
+        with open_bytes(uri) as raw, zipfile.ZipFile(raw) as zf:
+            counted: list[tuple[MosesUnit, str, int, list[int], list[int]]] = []
+            for src_member, trg_member, l1, l2 in moses_members(zf.namelist()):
+                with zf.open(src_member) as src, zf.open(trg_member) as trg:
+                    (n_src, src_cuts), (n_trg, trg_cuts) = _cuts(src), _cuts(trg)
+                if n_src != n_trg:
+                    counted = []
+                    break
+                corpus = posixpath.basename(src_member).rsplit(".", 2)[0]
+                langs = normalize_lang(l1), normalize_lang(l2)
+                moses = MosesUnit(unit, *langs, dataset or corpus, member=src_member)
+                counted.append((moses, trg_member, n_src, src_cuts, trg_cuts))
+    except ZIP_ERRORS:
+        counted = []
+    if not sum(lines for _, _, lines, _, _ in counted):
+        yield from read_opus(unit, dataset=dataset)
+        return
+    with open_bytes(uri) as raw, zipfile.ZipFile(raw) as zf:
+        for moses, trg_member, _, src_cuts, trg_cuts in counted:
+            assert moses.member is not None
+            with zf.open(moses.member) as src, zf.open(trg_member) as trg:
+                yield from _blocks(moses, (src, trg), src_cuts, trg_cuts)
+
+
+def _blocks(
+    unit: MosesUnit, sides: tuple[IO[bytes], IO[bytes]], src_cuts: list[int], trg_cuts: list[int]
+) -> Iterator[MosesBlock]:
+    """Both sides' decompressed streams, read again, cut where the first pass found the cuts.
 
     Raises:
-        OSError, EOFError, zlib.error, lzma.LZMAError: a side no longer reads as it did in
-            the first pass.
+        OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile: a side no longer
+            reads as it did in the first pass.
     """
-    src_uri, trg_uri = unit.input.uris
-    with open_decompressed(src_uri) as src, open_decompressed(trg_uri) as trg:
-        for k in range(len(src_cuts) - 1):
-            src_data = _read_exactly(src, src_cuts[k + 1] - src_cuts[k])
-            trg_data = _read_exactly(trg, trg_cuts[k + 1] - trg_cuts[k])
-            yield MosesBlock(unit, 1 + k * RANGE_LINES, src_data, trg_data)
+    src, trg = sides
+    for k in range(len(src_cuts) - 1):
+        src_data = _read_exactly(src, src_cuts[k + 1] - src_cuts[k])
+        trg_data = _read_exactly(trg, trg_cuts[k + 1] - trg_cuts[k])
+        yield MosesBlock(unit, 1 + k * RANGE_LINES, src_data, trg_data)
 
 
 def _read_exactly(stream: IO[bytes], size: int) -> bytes:
@@ -313,24 +360,29 @@ def _plain_local(uri: str) -> bool:
     return not head.startswith((GZIP_MAGIC, BZ2_MAGIC, XZ_MAGIC))
 
 
-def _cuts(uri: str, plain: bool) -> tuple[int, list[int]]:
-    """A file's line count (as ``streams.count_lines`` counts them) and the byte offsets
-    that cut it into ranges of ``RANGE_LINES`` lines, from 0 to its size: offsets in the
-    file itself if ``plain``, else in its decompressed bytes.
+def _file_cuts(uri: str, plain: bool) -> tuple[int, list[int]]:
+    """:func:`_cuts` of a file: offsets in the file itself if ``plain``, else in its
+    decompressed bytes.
 
     Raises:
         OSError, EOFError, zlib.error, lzma.LZMAError: the file cannot be read to its end.
     """
-    cuts, newlines, offset, last = [0], 0, 0, b"\n"
     with open(uri, "rb") if plain else open_decompressed(uri) as f:
-        while block := f.read(SCAN_BYTES):
-            ends = np.flatnonzero(np.frombuffer(block, np.uint8) == 10)
-            # the newlines that end a range: the (RANGE_LINES * j)-th of the file
-            nth = np.arange((-newlines - 1) % RANGE_LINES, len(ends), RANGE_LINES)
-            cuts.extend((ends[nth] + offset + 1).tolist())
-            newlines += len(ends)
-            offset += len(block)
-            last = block[-1:]
+        return _cuts(f)
+
+
+def _cuts(f: IO[bytes]) -> tuple[int, list[int]]:
+    """A stream's line count (as ``streams.count_lines`` counts them) and the byte offsets
+    that cut it into ranges of ``RANGE_LINES`` lines, from 0 to its size."""
+    cuts, newlines, offset, last = [0], 0, 0, b"\n"
+    while block := f.read(SCAN_BYTES):
+        ends = np.flatnonzero(np.frombuffer(block, np.uint8) == 10)
+        # the newlines that end a range: the (RANGE_LINES * j)-th of the file
+        nth = np.arange((-newlines - 1) % RANGE_LINES, len(ends), RANGE_LINES)
+        cuts.extend((ends[nth] + offset + 1).tolist())
+        newlines += len(ends)
+        offset += len(block)
+        last = block[-1:]
     if cuts[-1] != offset:
         cuts.append(offset)
     return newlines + (last != b"\n"), cuts
@@ -394,7 +446,7 @@ def _read_moses(task: MosesTask) -> tuple[RawPairs, RangeRead]:
         [unit.trg_lang] * n,
         [unit.dataset] * n,
         [origin_file] * n,
-        [None] * n,
+        [unit.member] * n,
         line_nos,
         [0] * n,
         [None] * n,
@@ -512,6 +564,7 @@ def _read_line(
         trg_lang=unit.trg_lang,
         dataset=unit.dataset,
         origin_file=file_name(unit.input.uris[0]),
+        origin_member=unit.member,
         first_line=line_no,
     )
     for item in items:
@@ -552,13 +605,13 @@ class UnitTallies:
     note: a unit that gave no pair (all its lines blank or dead-lettered) gets one, as
     :func:`~corpusforge.sources.opus.formats.read_opus` gives it."""
 
-    pairs: Counter[Unit] = field(default_factory=Counter)
-    problems: dict[Unit, Counter[str]] = field(default_factory=dict)
+    pairs: Counter[OpusInput] = field(default_factory=Counter)
+    problems: dict[OpusInput, Counter[str]] = field(default_factory=dict)
 
     def add(self, read: RangeRead) -> None:
-        """Count a range's pairs and problems."""
-        self.pairs[read.unit] += read.pairs
-        problems = self.problems.setdefault(read.unit, Counter())
+        """Count a range's pairs and problems (by read unit: a zip's member pairs are one)."""
+        self.pairs[read.unit.input] += read.pairs
+        problems = self.problems.setdefault(read.unit.input, Counter())
         for key, n in read.counts.items():
             if key[0] in ("skip", "dead"):
                 problems[key[1]] += n
@@ -567,7 +620,7 @@ class UnitTallies:
         """The ``read_no_records`` note of each unit that gave no pair."""
         for unit, problems in self.problems.items():
             if not self.pairs[unit]:
-                yield no_records_letter(unit.input, problems)
+                yield no_records_letter(unit, problems)
 
 
 def _read_tsv(task: TsvRange) -> tuple[RawPairs, RangeRead]:
