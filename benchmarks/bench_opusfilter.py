@@ -6,6 +6,7 @@
     .venv/bin/python benchmarks/bench_opusfilter.py --lines 400000 --fasttext /tmp/ft-source
     .venv/bin/python benchmarks/bench_opusfilter.py --lines 400000 --tree . --tree /tmp/base \
         --fasttext /tmp/ft-source --no-wheel --jobs 1
+    .venv/bin/python benchmarks/bench_opusfilter.py --lines 400000 --gzip   # both sides .gz
 
 Input, written once per size into a temporary folder: a Moses pair ``bench.de-en.de`` /
 ``bench.de-en.en`` from the real Tatoeba deu-eng sample, as ``bench_bitext.py`` writes it
@@ -13,6 +14,8 @@ Input, written once per size into a temporary folder: a Moses pair ``bench.de-en
 from line ``n * n`` on a third sentence, ``(i // n²) mod n``, is appended, so that every line
 of up to a billion is distinct: each tool then language-identifies every line (OpusFilter
 drops duplicates before its filters, we after ours: with repeated lines it would do less).
+With ``--gzip`` both sides are gzip-compressed (``bench.de-en.de.gz``), as OPUS serves
+files; both tools read them as they are.
 
 The job, each tool as close to the other as they allow:
 
@@ -44,9 +47,11 @@ over OpusFilter's and our wall over ``--n-jobs 2``'s.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -98,6 +103,16 @@ def write_input(folder: Path, lines: int) -> tuple[Path, Path]:
                 third = f" {side[(i // (n * n)) % n]}" if i >= n * n else ""
                 f.write(f"{side[i % n]} {side[(i // n) % n]}{third}\n")
     return paths
+
+
+def gzipped(path: Path) -> Path:
+    """``path`` compressed beside it as ``PATH.gz`` (level 6, as ``gzip`` does), which both
+    tools read as they find it."""
+    target = path.with_name(path.name + ".gz")
+    with path.open("rb") as source, gzip.open(target, "wb", compresslevel=6) as sink:
+        shutil.copyfileobj(source, sink, 1 << 20)
+    path.unlink()
+    return target
 
 
 def opusfilter_config(de: Path, en: Path, out: Path) -> Path:
@@ -208,6 +223,7 @@ def main() -> None:
     parser.add_argument(
         "--no-wheel", action="store_true", help="with --fasttext: only its build, not the wheel"
     )
+    parser.add_argument("--gzip", action="store_true", help="both sides gzip-compressed")
     args = parser.parse_args()
     ensure_opusfilter()
     trees = args.tree or [str(REPO)]
@@ -215,12 +231,15 @@ def main() -> None:
     if args.fasttext is not None:
         tools += [f"ours {tree} {FASTTEXT} {args.fasttext}" for tree in trees]
     tools += [f"opusfilter --n-jobs {jobs}" for jobs in args.jobs]
-    print(f"# {os.cpu_count()} cores; tools: {', '.join(tools)}", flush=True)
+    inputs = "gzip-compressed" if args.gzip else "plain"
+    print(f"# {os.cpu_count()} cores; {inputs} inputs; tools: {', '.join(tools)}", flush=True)
     medians: list[tuple[int, str, Run, int]] = []
     for lines in args.lines:
         runs: dict[str, list[Run]] = {tool: [] for tool in tools}
         with tempfile.TemporaryDirectory(prefix="bench-opusfilter-input-") as folder:
             de, en = write_input(Path(folder), lines)
+            if args.gzip:
+                de, en = gzipped(de), gzipped(en)
             for i in range(args.runs):
                 for tool in tools:
                     if tool.startswith("ours "):
