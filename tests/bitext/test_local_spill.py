@@ -1,6 +1,6 @@
 """The local bitext engine's spill and dedup: every copy of a dedup key in one partition, by
 Arrow and NumPy alone; the first copy of each pair kept; no pandas import in the build's
-processes."""
+processes; the Arrow files every spill writes."""
 
 from __future__ import annotations
 
@@ -18,8 +18,10 @@ import pytest
 from corpusforge.local.bitext_dedup import ORDER, _first_copies
 from corpusforge.local.spill import (
     TEXT_PREFIX_BYTES,
+    ArrowFiles,
     by_partition,
     partition_of,
+    read_arrow,
     text_partitions,
 )
 from corpusforge.pairing.filters import FilterReason
@@ -137,3 +139,25 @@ def test_first_copies_are_the_smallest_origins_of_each_pair() -> None:
         {("drop", d, g, str(FilterReason.DEDUP_DUPLICATE)): n for d, g, n in dropped}
     )
     assert 0 < sum(counts.values()) < frame.height - 40
+
+
+def test_arrow_files_open_a_file_per_key_at_its_first_table(tmp_path: Path) -> None:
+    """Every spill's files: a key's tables appended in order, the keys listed once closed,
+    a second close harmless, and a table after the close refused, never a new file over
+    the old one."""
+    files: ArrowFiles[int] = ArrowFiles(lambda k: str(tmp_path / f"f{k}.arrow"))
+    files.write(2, pa.table({"x": [1, 2]}))
+    files.write(0, pa.record_batch({"x": [3]}))
+    files.write(2, pa.table({"x": [4]}))
+    files.close()
+    files.close()
+    assert files.written() == [0, 2]
+    assert read_arrow(str(tmp_path / "f2.arrow"))["x"].to_pylist() == [1, 2, 4]
+    assert read_arrow(str(tmp_path / "f0.arrow"), ["x"])["x"].to_pylist() == [3]
+    with pytest.raises(ValueError, match="written to once closed"):
+        files.write(2, pa.table({"x": [5]}))
+    assert read_arrow(str(tmp_path / "f2.arrow"))["x"].to_pylist() == [1, 2, 4]
+    typed = ArrowFiles(lambda k: str(tmp_path / f"t{k}.arrow"), pa.schema([("x", pa.int32())]))
+    typed.write("a", pa.table({"x": pa.array([1], pa.int32())}))
+    typed.close()
+    assert read_arrow(str(tmp_path / "ta.arrow")).schema.field("x").type == pa.int32()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from corpusforge.builds import twitter_pairs as tp
 from corpusforge.config.runner import Runner
 from corpusforge.config.twitter import TwitterConfig
 from corpusforge.local import extract as local_extract
-from corpusforge.local.spill import PartitionWriter
+from corpusforge.local.spill import ArrowFiles
 from corpusforge.synth.twitter import write_synthetic_archive
 from tests.hostile.conftest import GOOD, member, tweet, write_tar
 
@@ -106,21 +107,22 @@ def test_same_extract_as_the_beam_pipeline(
     if partitioned:  # many partitions, and rows to disk every few records
         monkeypatch.setattr(tb, "partition_bytes", lambda budget: 2_000)
         monkeypatch.setattr(local_extract, "BATCH_ROWS", 7)
-        real_write = PartitionWriter._write
+        real_write = ArrowFiles.write
         monkeypatch.setattr(
-            PartitionWriter,
-            "_write",
-            lambda self, p, table: (
-                spilled.append(f"{self._prefix}.p{p}"),
-                real_write(self, p, table),
+            ArrowFiles,
+            "write",
+            lambda self, key, rows: (
+                spilled.append(self._path(key)),
+                real_write(self, key, rows),
             ),
         )
     local = _extract(archive, tmp_path / "local", "local", workers)
     assert local == reference
     assert reference["counts"]["lines_read"] > 0
     if partitioned and workers == 1:  # (worker processes append to their own list)
-        assert len({path.rsplit(".p", 1)[1] for path in spilled}) > 3  # partitions written
-        assert len([path for path in spilled if "records" in path]) > 3  # batches written
+        partitioned_files = [p for p in spilled if re.search(r"\.p\d{5}\.arrow$", p)]
+        assert len({p.rsplit(".p", 1)[1] for p in partitioned_files}) > 3  # partitions written
+        assert len([p for p in partitioned_files if "records" in p]) > 3  # batches written
     if name == "damaged":
         assert reference["counts"]["dead_letter_lines"] >= 2
         assert reference["counts"]["dead_letter.read_member_truncated"] == 1

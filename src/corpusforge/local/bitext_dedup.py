@@ -22,12 +22,11 @@ from collections.abc import Callable, Iterator
 
 import polars as pl
 import pyarrow as pa
-import pyarrow.ipc
 
 from corpusforge.local.bitext_filter import CountKey, PairJob
 from corpusforge.local.rejects import RejectedShards
 from corpusforge.local.shards import FrameShards
-from corpusforge.local.spill import by_partition, read_arrow, text_partitions
+from corpusforge.local.spill import ArrowFiles, by_partition, read_arrow, text_partitions
 from corpusforge.pairing.filters import FilterReason
 
 SPILL_ROWS = 16_384
@@ -43,7 +42,7 @@ class Partitions:
         self.folder = folder
         os.makedirs(folder, exist_ok=True)
         self.partitions = partitions
-        self._writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
+        self._files: ArrowFiles[int] = ArrowFiles(self.path)
         self._held: list[pa.Table] = []
         self._held_rows = 0
 
@@ -66,33 +65,22 @@ class Partitions:
         table = pa.concat_tables(self._held)
         self._held, self._held_rows = [], 0
         if self.partitions == 1:
-            self._write(0, table)
+            self._files.write(0, table)
             return
         # Arrow and NumPy only: no copy into polars and back, no polars partition_by
         parts = text_partitions(table.column("_dedup"), self.partitions)
         for p, rows in by_partition(table, parts, self.partitions):
-            self._write(p, rows)
-
-    def _write(self, p: int, table: pa.Table) -> None:
-        writer = self._writers.get(p)
-        if writer is None:
-            writer = pa.ipc.new_file(self.path(p), table.schema)
-            self._writers[p] = writer
-        writer.write_table(table)
+            self._files.write(p, rows)
 
     def close(self) -> None:
         self._spill()
-        for writer in self._writers.values():
-            writer.close()
+        self._files.close()
 
     def frames(self, columns: list[str] | None = None) -> Iterator[pl.DataFrame]:
         """Each partition's candidates (only ``columns``, if given: mapped, so only theirs
         are read), one at a time."""
-        for p in sorted(self._writers):
-            if columns is None:
-                table = read_arrow(self.path(p))
-            else:
-                table = pa.ipc.open_file(pa.memory_map(self.path(p))).read_all().select(columns)
+        for p in self._files.written():
+            table = read_arrow(self.path(p), columns)
             frame = pl.from_arrow(table)
             assert isinstance(frame, pl.DataFrame)
             del table

@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc
 
-from corpusforge.local.spill import by_partition, read_arrow
+from corpusforge.local.spill import ArrowFiles, by_partition, read_arrow
 from corpusforge.schemas import SchemaRef, arrow_schema
 from corpusforge.sinks.shards import (
     ROW_GROUP_SIZE,
@@ -88,10 +88,12 @@ class FrameShards:
         self._spill = spill
         os.makedirs(spill, exist_ok=True)
         self._counts: Counter[str] = Counter()
-        self._writers: dict[str, pa.ipc.RecordBatchFileWriter] = {}
         self._paths: dict[str, str] = {}
+        self._files: ArrowFiles[str] = ArrowFiles(self._path)
         self._declared: dict[str, int] = {}
-        self._shard_writers: dict[tuple[str, int], pa.ipc.RecordBatchFileWriter] = {}
+        self._by_shard: ArrowFiles[tuple[str, int]] = ArrowFiles(
+            lambda key: f"{self._path(key[0])}.{key[1]}"
+        )
 
     def declare(self, dest: str, rows: int) -> None:
         """Say that ``dest`` will get exactly ``rows`` rows (before any is added): its rows
@@ -109,11 +111,7 @@ class FrameShards:
         if dest in self._declared:
             self._add_to_shards(dest, frame.select(self._columns))
             return
-        table = self._compact(frame.select(self._columns).to_arrow())
-        writer = self._writers.get(dest)
-        if writer is None:
-            writer = self._writers[dest] = pa.ipc.new_file(self._path(dest), table.schema)
-        writer.write_table(table)
+        self._files.write(dest, self._compact(frame.select(self._columns).to_arrow()))
 
     def _path(self, dest: str) -> str:
         """``dest``'s Arrow file (its shards' files: ``.<shard>`` after it)."""
@@ -130,17 +128,12 @@ class FrameShards:
         shard_of_row = (pl.col(self._placement) % num_shards).alias("_shard")
         parts = frame.with_columns(shard_of_row).partition_by("_shard", as_dict=True)
         for (shard,), part in sorted(parts.items()):
-            rows = self._compact(part.drop("_shard").to_arrow())
-            writer = self._shard_writers.get((dest, shard))
-            if writer is None:
-                writer = pa.ipc.new_file(f"{self._path(dest)}.{shard}", rows.schema)
-                self._shard_writers[(dest, shard)] = writer
-            writer.write_table(rows)
+            self._by_shard.write((dest, shard), self._compact(part.drop("_shard").to_arrow()))
 
     def close(self) -> list[dict[str, Any]]:
         """Write every destination's shards; a ShardInfo dict per file, by destination."""
-        for writer in [*self._writers.values(), *self._shard_writers.values()]:
-            writer.close()
+        self._files.close()
+        self._by_shard.close()
         for dest, rows in self._declared.items():
             if self._counts[dest] != rows:
                 raise RuntimeError(f"{dest}: {self._counts[dest]} rows added, {rows} declared")
@@ -189,7 +182,7 @@ class FrameShards:
         declared destination's files as they were written, else ``dest``'s file split."""
         path = self._paths[dest]
         if dest in self._declared:
-            return [(s, f"{path}.{s}") for d, s in sorted(self._shard_writers) if d == dest]
+            return [(s, f"{path}.{s}") for d, s in self._by_shard.written() if d == dest]
         if num_shards == 1:
             return [(0, path)]
         parts = [f"{path}.{shard}" for shard in range(num_shards)]
@@ -201,7 +194,7 @@ class FrameShards:
         """The rows of the Arrow file ``path`` -> one Arrow file per shard (``parts``), a
         batch of ``KEY_ROWS`` at a time; the shards that have rows, in order."""
         num_shards = len(parts)
-        writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
+        files: ArrowFiles[int] = ArrowFiles(parts.__getitem__)
         batches = self._batches(path)
         for batch in (b.slice(at, KEY_ROWS) for b in batches for at in range(0, len(b), KEY_ROWS)):
             if self._placement:
@@ -212,13 +205,9 @@ class FrameShards:
                 key = self._sort_key or tuple
                 shards = np.array([shard_of(key(k), num_shards) for k in keys], dtype=np.int64)
             for s, part in by_partition(pa.Table.from_batches([batch]), shards, num_shards):
-                writer = writers.get(s)
-                if writer is None:
-                    writer = writers[s] = pa.ipc.new_file(parts[s], part.schema)
-                writer.write_table(part)
-        for writer in writers.values():
-            writer.close()
-        return sorted(writers)
+                files.write(s, part)
+        files.close()
+        return files.written()
 
     def _compact(self, table: pa.Table) -> pa.Table:
         """``table`` (as polars made it) with the schema's columns in the schema's types and

@@ -17,7 +17,8 @@ from __future__ import annotations
 import glob
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
+from typing import Generic, TypeVar
 
 import numpy as np
 import polars as pl
@@ -109,6 +110,49 @@ def by_partition(
         yield p, ordered.slice(bounds[p], bounds[p + 1] - bounds[p])
 
 
+K = TypeVar("K", bound=Hashable)
+
+
+class ArrowFiles(Generic[K]):
+    """Tables -> one Arrow file per key, each opened at its first table: how every spill
+    here writes its files.
+
+    Args:
+        path: the file of a key.
+        schema: every file's schema; ``None``: each file takes its first table's.
+    """
+
+    def __init__(self, path: Callable[[K], str], schema: pa.Schema | None = None) -> None:
+        self._path = path
+        self._schema = schema
+        self._files: dict[K, pa.ipc.RecordBatchFileWriter | None] = {}  # None: closed
+
+    def write(self, key: K, rows: pa.Table | pa.RecordBatch) -> None:
+        """Append ``rows`` to ``key``'s file.
+
+        Raises:
+            ValueError: the file was closed.
+        """
+        writer = self._files.get(key)
+        if writer is None:
+            if key in self._files:
+                raise ValueError(f"{self._path(key)}: written to once closed")
+            writer = pa.ipc.new_file(self._path(key), self._schema or rows.schema)
+            self._files[key] = writer
+        writer.write(rows)
+
+    def written(self) -> list[K]:
+        """The keys written to, in order (also once closed)."""
+        return sorted(self._files)  # type: ignore[type-var]
+
+    def close(self) -> None:
+        """Close every file (each is then a whole Arrow file); again, nothing."""
+        for key, writer in self._files.items():
+            if writer is not None:
+                writer.close()
+                self._files[key] = None
+
+
 class PartitionWriter:
     """One process's rows of one kind -> an Arrow file per partition of their ``key``.
 
@@ -121,33 +165,24 @@ class PartitionWriter:
     """
 
     def __init__(self, folder: str, name: str, writer: int, partitions: int, key: str) -> None:
-        self._prefix = os.path.join(folder, f"{name}-{writer:04d}")
+        prefix = os.path.join(folder, f"{name}-{writer:04d}")
         self._partitions = partitions
         self._key = key
-        self._writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
+        self._files: ArrowFiles[int] = ArrowFiles(lambda p: f"{prefix}.p{p:05d}.arrow")
 
     def add(self, table: pa.Table) -> None:
         """Append ``table``'s rows, each to its key's partition, in their order."""
         if not table.num_rows:
             return
         if self._partitions == 1:
-            self._write(0, table)
+            self._files.write(0, table)
             return
         parts = partition_of(table.column(self._key).to_numpy(), self._partitions)
         for p, rows in by_partition(table, parts, self._partitions):
-            self._write(p, rows)
-
-    def _write(self, p: int, table: pa.Table) -> None:
-        writer = self._writers.get(p)
-        if writer is None:
-            path = f"{self._prefix}.p{p:05d}.arrow"
-            writer = self._writers[p] = pa.ipc.new_file(path, table.schema)
-        writer.write_table(table)
+            self._files.write(p, rows)
 
     def close(self) -> None:
-        for writer in self._writers.values():
-            writer.close()
-        self._writers.clear()
+        self._files.close()
 
 
 def read_partition(folder: str, name: str, p: int) -> pl.DataFrame | None:
@@ -171,8 +206,11 @@ def read_tables(folder: str, name: str, p: int) -> list[pa.Table]:
     return tables
 
 
-def read_arrow(path: str) -> pa.Table:
-    """A whole Arrow file, read, not mapped: memory is what is held."""
+def read_arrow(path: str, columns: list[str] | None = None) -> pa.Table:
+    """A whole Arrow file, read, not mapped: memory is what is held; or only its
+    ``columns``, mapped, so only theirs are read."""
+    if columns is not None:
+        return pa.ipc.open_file(pa.memory_map(path)).read_all().select(columns)
     with pa.OSFile(path) as source:
         return pa.ipc.open_file(source).read_all()
 
