@@ -21,8 +21,8 @@ from typing import Any, Generic, TypeVar
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.ipc
 
+from corpusforge.local.spill import ArrowFiles
 from corpusforge.pairing.benchmarks import (
     BenchmarkConfig,
     PoolItem,
@@ -93,7 +93,7 @@ class PairRows:
         self._spill = spill
         self._buffer_rows = buffer_rows
         self._schema = pa.unify_schemas([arrow_schema(PAIR), RANKS])
-        self._writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
+        self._files: ArrowFiles[int] = ArrowFiles(self._path, self._schema)
         self._kept: pl.DataFrame | None = None  # the sample's keys, with pairs_per_dataset
 
     def add(self, table: pa.Table) -> None:
@@ -114,10 +114,7 @@ class PairRows:
             self._write(int(g), part.to_arrow())
 
     def _write(self, g: int, table: pa.Table) -> None:
-        writer = self._writers.get(g)
-        if writer is None:
-            writer = self._writers[g] = pa.ipc.new_file(self._path(g), self._schema)
-        writer.write_table(table.cast(self._schema))
+        self._files.write(g, table.cast(self._schema))
 
     def _path(self, g: int, kind: str = "rows") -> str:
         return os.path.join(self._spill, f"pairs-{kind}-{g}.arrow")
@@ -125,9 +122,7 @@ class PairRows:
     def finish(self, pairs_per_dataset: int | None, counts: Counter[str]) -> None:
         """Deduplicate every group (counting the drops) and fix the sample, if any; each
         group's file is replaced by its kept rows."""
-        for writer in self._writers.values():
-            writer.close()
-        self._writers = {}
+        self._files.close()
         samples = []
         for g in range(self._n):
             if not os.path.exists(self._path(g)):

@@ -31,6 +31,7 @@ import pyarrow.ipc
 import pyarrow.parquet as pq
 
 from corpusforge.local.spill import (
+    ArrowFiles,
     PartitionWriter,
     partition_of,
     read_arrow,
@@ -279,7 +280,7 @@ class TweetRows:
     def _spread(self) -> None:
         """Each kept row -> the file of every partition in its mask, marked :data:`COUNTED` in
         the first."""
-        writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
+        files: ArrowFiles[int] = ArrowFiles(self._partition_file)
         try:
             for kept, chosen in self._chosen():
                 masks = chosen["mask"].to_numpy()
@@ -293,12 +294,9 @@ class TweetRows:
                     rows = kept.filter(take)
                     rows = rows.append_column(COUNTED, pa.array(first[mine] == p))
                     rows = rows.append_column(DELETED, deleted.filter(take))
-                    if p not in writers:
-                        writers[p] = pa.ipc.new_file(self._partition_file(p), rows.schema)
-                    writers[p].write_batch(rows)
+                    files.write(p, rows)
         finally:
-            for writer in writers.values():
-                writer.close()
+            files.close()
 
     def _bucket_file(self, kind: str, bucket: int) -> str:
         return os.path.join(self._spill, f"{kind}-b{bucket:05d}.arrow")
