@@ -31,6 +31,7 @@ from corpusforge.release.manifest import describe_input
 from corpusforge.release.pipeline import ReleaseSpec, publish_release
 from corpusforge.release.publish import ReleaseStore, sidecars
 from corpusforge.sources.opus.records import DeadLetter
+from corpusforge.sources.opus.streams import decompressed_bytes
 from corpusforge.sources.paranmt.parse import read_paranmt
 
 if TYPE_CHECKING:  # the Beam entry points' flags; a local build never imports Beam
@@ -101,7 +102,7 @@ def check_budget(config: BitextConfig | ParaphraseConfig) -> None:
     if config.memory_limit is None:
         return
     uris = expand_inputs(config.inputs, exclude=[config.out, *sidecars(config.out)])
-    floor = floor_bytes(sum(_size(uri) for uri in uris), config.rows_per_shard)
+    floor = floor_bytes(sum(decompressed_bytes(uri) for uri in uris), config.rows_per_shard)
     kind = "bitext" if isinstance(config, BitextConfig) else "ParaNMT"
     check_floor(config.memory_limit, floor, f"this {kind} build")
 
@@ -209,7 +210,7 @@ def _publish(
             pair_dest=lambda dataset, group: join(spec.staging, spec.pair_folder(dataset, group)),
             dead_dest=join(spec.staging, DEAD_LETTERS),
             scratch=os.path.join(spec.out, ".local-spill"),
-            input_bytes=sum(_size(uri) for uri in uris),
+            input_bytes=sum(decompressed_bytes(uri) for uri in uris),
             rejected_dest=lambda dataset, group: join(
                 spec.staging, spec.rejected_folder(dataset, group)
             ),
@@ -228,10 +229,3 @@ def _publish(
         store.abandon()
         raise InputError("no input yielded a pair, nothing published: no record")
     return manifest
-
-
-def _size(uri: str) -> int:
-    try:
-        return os.path.getsize(uri)
-    except OSError:
-        return 0

@@ -31,6 +31,34 @@ STREAM_ERRORS: tuple[type[Exception], ...] = (OSError, EOFError, zlib.error, lzm
 ZIP_ERRORS: tuple[type[Exception], ...] = (*STREAM_ERRORS, zipfile.BadZipFile)
 
 
+EXPANSION = 10
+"""Decompressed bytes assumed per byte of a gzip, bz2 or xz file (:func:`decompressed_bytes`):
+more than text usually reaches (3-6), so what is sized from it errs small."""
+
+
+def decompressed_bytes(uri: str) -> int:
+    """About how many bytes ``uri`` holds once decompressed, to size the work it makes: a
+    plain file's size; a zip's members' recorded sizes; a gzip, bz2 or xz file's size times
+    :data:`EXPANSION` (their own records of it are partial: a gzip's is of its last member,
+    modulo 4 GiB). 0 when it cannot be read (its reader then says why)."""
+    try:
+        with open_bytes(uri) as raw:
+            head = raw.read(6)
+            size = raw.seek(0, 2)
+            if head.startswith((GZIP_MAGIC, BZ2_MAGIC, XZ_MAGIC)):
+                return size * EXPANSION
+            if not head.startswith(b"PK"):
+                return size
+            raw.seek(0)
+            try:
+                with zipfile.ZipFile(raw) as zf:
+                    return sum(member.file_size for member in zf.infolist())
+            except zipfile.BadZipFile:
+                return size
+    except STREAM_ERRORS:
+        return 0
+
+
 def file_name(uri: str) -> str:
     """The last path component of a local path or URI, used in origins."""
     return posixpath.basename(uri.replace("\\", "/").rstrip("/")) or uri
