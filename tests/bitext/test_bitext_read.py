@@ -29,6 +29,7 @@ from corpusforge.local.bitext_read import (
     MosesRange,
     MosesUnit,
     Range,
+    TsvBlock,
     UnitTallies,
     read_range,
     read_unit,
@@ -364,11 +365,11 @@ def test_a_build_of_hostile_plain_files_publishes_the_pipelines_release(
 def test_a_build_of_hostile_compressed_files_publishes_the_pipelines_release(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A gzip side beside a bz2 side, and an OPUS zip: the pipeline reads them with the
-    readers; the local engine's workers read them as blocks."""
-    blocks: list[MosesBlock] = []
+    """A gzip side beside a bz2 side, an OPUS zip and a gzip TSV file: the pipeline reads
+    them with the readers; the local engine's workers read them as blocks."""
+    blocks: list[MosesBlock | TsvBlock] = []
 
-    def counted(task: MosesBlock) -> Any:
+    def counted(task: MosesBlock | TsvBlock) -> Any:
         blocks.append(task)
         return read_range(task)
 
@@ -379,6 +380,7 @@ def test_a_build_of_hostile_compressed_files_publishes_the_pipelines_release(
         _compressed(Path(_write(folder / "t.de-en.de", DE * 3)), "gz"),
         _compressed(Path(_write(folder / "t.de-en.en", EN * 3, newline_at_end=False)), "bz2"),
         _zip(folder / "fr-it.txt.zip", {"Z.fr-it.fr": _side(DE * 3), "Z.fr-it.it": _side(EN * 3)}),
+        _compressed(Path(_write(folder / "tatoeba.tsv", TSV * 2)), "gz"),
     )
     expected = same_on_every_engine(
         bitext.build,
@@ -386,7 +388,8 @@ def test_a_build_of_hostile_compressed_files_publishes_the_pipelines_release(
         tmp_path,
     )
     assert any(name.startswith(f"{DEAD_LETTERS}/") for name in expected)
-    assert len(blocks) == 10 + 10 and all(isinstance(b, MosesBlock) for b in blocks)
+    assert len(blocks) == 10 + 10 + 6
+    assert all(isinstance(b, MosesBlock | TsvBlock) for b in blocks)
 
 
 def test_the_engine_cuts_units_into_ranges(tmp_path: Path) -> None:
@@ -438,6 +441,24 @@ def test_tsv_lines_read_by_ranges_as_the_reader_reads_them(
         "read_decode_error",
     ]
     assert counts[("skip", "align_empty_side")] == 1
+
+
+@pytest.mark.parametrize("kind", ["gz", "xz"])
+def test_compressed_tsv_read_by_blocks_as_the_reader_reads_it(tmp_path: Path, kind: str) -> None:
+    """A compressed TSV file goes to the workers as decompressed blocks; one whose first
+    line tells no layout, or that is damaged, stays with the reader."""
+    path = _compressed(Path(_write(tmp_path / "tatoeba.tsv", TSV, newline_at_end=False)), kind)
+    unit = OpusInput(OpusFormat.TSV, (path,))
+    pairs, _, dead, _ = assert_same(unit, ranges=3)
+    assert all(isinstance(item, TsvBlock) for item in read_unit(unit))
+    assert [p.origin_line for p in pairs] == [1, 2, 3, 6]
+    assert len(dead) == 3
+    nameless = _compressed(Path(_write(tmp_path / "a.de-en.tsv", ["one column", *TSV[2:4]])), kind)
+    assert_same(OpusInput(OpusFormat.TSV, (nameless,)), ranges=0)
+    damaged = Path(_compressed(Path(_write(tmp_path / "d.tsv", TSV * 40)), kind))
+    damaged.write_bytes(damaged.read_bytes()[:-40])
+    pairs, _, dead, _ = assert_same(OpusInput(OpusFormat.TSV, (str(damaged),)), ranges=0)
+    assert pairs and dead[-1].reason == "read_unreadable"
 
 
 def test_tsv_layouts_languages_scores_and_parts(tmp_path: Path) -> None:

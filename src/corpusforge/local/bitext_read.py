@@ -29,8 +29,9 @@ An OPUS Moses zip's member pairs become blocks the same way (:func:`_zip_blocks`
 the zip does not read whole, holds no pair or no line, or has a pair whose sides differ in
 length: ``read_opus`` then reads the whole zip, and says what is wrong where it is.
 
-Every other unit (TMX, XCES, a TSV file whose first line tells no layout, TSV URIs or
-compressed TSV) is read here by :func:`~corpusforge.sources.opus.formats.read_opus`, as
+A TSV file that is compressed or a URI becomes :class:`TsvBlock` items alike.
+
+Every other unit (TMX, XCES, a TSV file whose first line tells no layout) is read here by :func:`~corpusforge.sources.opus.formats.read_opus`, as
 before.
 """
 
@@ -81,6 +82,8 @@ from corpusforge.text.langid import normalize_lang
 
 CountKey = tuple[str, ...]
 
+FIRST_LINE_ERRORS: tuple[type[Exception], ...] = (*STREAM_ERRORS, UnicodeDecodeError)
+"""What reading a TSV file's first line may raise: the reader then reads it, and says so."""
 RANGE_LINES = 2_048
 """Lines of each side in a range: a filter batch's pairs (``local.bitext.BATCH_PAIRS``)."""
 SCAN_BYTES = 8 << 20
@@ -176,9 +179,25 @@ class TsvRange:
     span: tuple[int, int]
 
 
+@dataclass(frozen=True, slots=True)
+class TsvBlock:
+    """Lines ``first_line`` on of ``unit``'s file, decompressed: the bytes a
+    :class:`TsvRange` would read, carried to the worker.
+
+    Attributes:
+        unit: the unit.
+        first_line: the 1-based number of the block's first line.
+        data: the bytes of these lines.
+    """
+
+    unit: TsvUnit
+    first_line: int
+    data: bytes
+
+
 MosesTask = MosesRange | MosesBlock
 """Lines of a Moses unit that a worker reads."""
-Range = MosesRange | MosesBlock | TsvRange
+Range = MosesRange | MosesBlock | TsvRange | TsvBlock
 """A range that a worker reads."""
 Unit = MosesUnit | TsvUnit
 """A unit read by ranges."""
@@ -212,13 +231,22 @@ def read_unit(unit: OpusInput, *, dataset: str | None = None, **options: Any) ->
     """
     options = reader_options(unit, **options)
     if unit.format is OpusFormat.TSV:
-        tsv = _plain_tsv(unit, dataset, options)
-        lines, cuts = _file_cuts(unit.uris[0], plain=True) if tsv is not None else (0, [])
+        tsv = _tsv(unit, dataset, options)
+        plain = _plain_local(unit.uris[0])
+        try:
+            lines, cuts = _file_cuts(unit.uris[0], plain) if tsv is not None else (0, [])
+        except STREAM_ERRORS:  # read_opus says what failed
+            lines, cuts = 0, []
         if tsv is None or not lines:
             yield from read_opus(unit, dataset=dataset, **options)
-            return
-        for k in range(len(cuts) - 1):
-            yield TsvRange(tsv, 1 + k * RANGE_LINES, (cuts[k], cuts[k + 1]))
+        elif not plain:
+            with open_decompressed(unit.uris[0]) as f:
+                for k in range(len(cuts) - 1):
+                    data = _read_exactly(f, cuts[k + 1] - cuts[k])
+                    yield TsvBlock(tsv, 1 + k * RANGE_LINES, data)
+        else:
+            for k in range(len(cuts) - 1):
+                yield TsvRange(tsv, 1 + k * RANGE_LINES, (cuts[k], cuts[k + 1]))
         return
     if unit.format is OpusFormat.MOSES and len(unit.uris) == 1:
         yield from _zip_blocks(unit, dataset)
@@ -324,23 +352,23 @@ def _moses(unit: OpusInput, dataset: str | None, options: dict[str, Any]) -> Mos
     return MosesUnit(unit, src_lang, trg_lang, dataset or infer_dataset(src_uri))
 
 
-def _plain_tsv(unit: OpusInput, dataset: str | None, options: dict[str, Any]) -> TsvUnit | None:
-    """``unit`` as a :class:`TsvUnit` when it is a plain local file whose layout is given or
-    known from its first line, as ``read_tsv`` knows it; else ``None`` (read as before)."""
+def _tsv(unit: OpusInput, dataset: str | None, options: dict[str, Any]) -> TsvUnit | None:
+    """``unit`` as a :class:`TsvUnit` when its layout is given or known from its first line,
+    as ``read_tsv`` knows it; else ``None`` (read as before)."""
     uri = unit.uris[0]
     layout = options.get("layout")
-    if not _plain_local(uri) or layout not in (None, *TsvLayout):
+    if layout not in (None, *TsvLayout):
         return None
     chosen = TsvLayout(layout) if layout is not None else None
     src_lang, trg_lang = default_langs(
         uri, chosen, options.get("src_lang"), options.get("trg_lang")
     )
     if chosen is None:
-        with open(uri, "rb") as f:
-            first = _as_read(f.readline(MAX_LINE_BYTES + 1).removesuffix(b"\n"), True)
         try:
+            with open_decompressed(uri) as f:
+                first = _as_read(f.readline(MAX_LINE_BYTES + 1).removesuffix(b"\n"), True)
             chosen = detect_tsv_layout(decode_line(first, 1)) if isinstance(first, bytes) else None
-        except UnicodeDecodeError:
+        except FIRST_LINE_ERRORS:
             return None
         if chosen is None:
             return None
@@ -394,7 +422,7 @@ def read_range(task: Range) -> tuple[RawPairs, RangeRead]:
     Raises:
         OSError: a side cannot be read (the file changed since it was planned).
     """
-    if isinstance(task, TsvRange):
+    if isinstance(task, TsvRange | TsvBlock):
         return _read_tsv(task)
     return _read_moses(task)
 
@@ -623,12 +651,13 @@ class UnitTallies:
                 yield no_records_letter(unit, problems)
 
 
-def _read_tsv(task: TsvRange) -> tuple[RawPairs, RangeRead]:
-    """:func:`read_range` of a TSV range: each line as ``read_tsv`` reads it once the layout
-    is known (:func:`~corpusforge.sources.opus.tsv.parse_tsv_line`)."""
+def _read_tsv(task: TsvRange | TsvBlock) -> tuple[RawPairs, RangeRead]:
+    """:func:`read_range` of a TSV range or block: each line as ``read_tsv`` reads it once
+    the layout is known (:func:`~corpusforge.sources.opus.tsv.parse_tsv_line`)."""
     unit = task.unit
     origin_file = file_name(unit.input.uris[0])
-    lines, closed = _split(_bytes(unit.input.uris[0], *task.span))
+    data = task.data if isinstance(task, TsvBlock) else _bytes(unit.input.uris[0], *task.span)
+    lines, closed = _split(data)
     read = RangeRead(unit, 0)
     pairs: list[RawPair] = []
     for i, raw in enumerate(lines):
