@@ -1,6 +1,6 @@
 """Moses and TSV units read by byte ranges or blocks in the workers give what the reader gives.
 
-:mod:`corpusforge.local.bitext_read` cuts a plain Moses pair into ranges of
+:mod:`corpusforge.local.bitext_plan` cuts a plain Moses pair into ranges of
 ``RANGE_LINES`` lines (forced down to a few here, so every odd line meets a range's edge,
 and the scan for them reads a few bytes at a time), and a compressed one into blocks of its
 decompressed bytes at the same lines, and reads each apart; the pairs, their origins, the
@@ -23,18 +23,16 @@ import pytest
 
 from corpusforge.builds import bitext
 from corpusforge.config.bitext import BitextConfig
-from corpusforge.local import bitext_filter, bitext_read
-from corpusforge.local.bitext_read import (
+from corpusforge.local import bitext_filter, bitext_plan
+from corpusforge.local.bitext_plan import (
     MosesBlock,
     MosesRange,
     MosesUnit,
     Range,
     TsvBlock,
-    UnitTallies,
-    read_range,
     read_unit,
-    tally,
 )
+from corpusforge.local.bitext_read import UnitTallies, read_range, tally
 from corpusforge.release.layout import DEAD_LETTERS
 from corpusforge.sources.opus.formats import OpusFormat, OpusInput, read_opus, reader_options
 from corpusforge.sources.opus.records import DeadLetter, RawPair
@@ -135,8 +133,8 @@ def assert_same(unit: OpusInput, *, ranges: int, **options: Any) -> Read:
 
 @pytest.fixture(autouse=True)
 def small_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bitext_read, "RANGE_LINES", 3)
-    monkeypatch.setattr(bitext_read, "SCAN_BYTES", 16)  # a range's edge in any block
+    monkeypatch.setattr(bitext_plan, "RANGE_LINES", 3)
+    monkeypatch.setattr(bitext_plan, "SCAN_BYTES", 16)  # a range's edge in any block
 
 
 @pytest.mark.parametrize("newline_at_end", [(True, True), (False, True), (False, False)])
@@ -252,7 +250,7 @@ def test_a_compressed_side_shorter_than_its_counted_lines_fails(tmp_path: Path) 
     whole = len(gzip.decompress(Path(de).read_bytes()))
     for src_end, blocks in ((whole, 1), (whole + 1, None)):
         with gzip.open(de) as src, gzip.open(en) as trg:
-            read = bitext_read._blocks(unit, (src, trg), [0, src_end], [0, 10])
+            read = bitext_plan._blocks(unit, (src, trg), [0, src_end], [0, 10])
             if blocks is not None:
                 assert len(list(read)) == blocks
                 continue

@@ -19,7 +19,7 @@ from corpusforge.beamflags import choose_engine
 from corpusforge.config.bitext import BitextConfig, ParaphraseConfig
 from corpusforge.config.runner import Runner
 from corpusforge.local.bitext import PairJob, filter_workers, floor_bytes, run_pairs
-from corpusforge.local.bitext_read import read_unit
+from corpusforge.local.bitext_plan import read_unit
 from corpusforge.local.machine import check_floor, default_workers, memory_budget
 from corpusforge.pairing.candidates import PairRules
 from corpusforge.pairing.decontam import load_decontaminator

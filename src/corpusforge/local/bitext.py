@@ -9,7 +9,7 @@ without holding the input in memory.
    ``sources/``; skips and dead letters are counted here, dead letters staged. Plain Moses
    file pairs and TSV files are only cut into byte ranges here, which the filter workers read,
    and compressed Moses file pairs and Moses zips into blocks of decompressed bytes, which they
-   read alike (:mod:`corpusforge.local.bitext_read`); what they read besides pairs is
+   read alike (:mod:`corpusforge.local.bitext_plan`); what they read besides pairs is
    counted and staged here as they return it.
 2. **Filter** (``workers`` processes): batches of raw pairs go to a pool that cleans them,
    checks lengths and runs fastText on both sides (the costly step); each batch comes back
@@ -55,7 +55,8 @@ import polars as pl
 
 from corpusforge.local.bitext_dedup import Partitions, keep_and_write
 from corpusforge.local.bitext_filter import Batch, CountKey, PairJob, filtered
-from corpusforge.local.bitext_read import Range, UnitTallies, tally
+from corpusforge.local.bitext_plan import Range
+from corpusforge.local.bitext_read import UnitTallies, tally
 from corpusforge.local.machine import fitting_workers
 from corpusforge.local.rejects import RejectedShards
 from corpusforge.local.shards import FrameShards
@@ -176,7 +177,7 @@ def run_pairs(
     Args:
         job: the rules and settings.
         records: raw pairs, :class:`DeadLetter` and :class:`Skipped` items,
-            :class:`~corpusforge.local.bitext_read.MosesRange`, ``MosesBlock`` and ``TsvRange``
+            :class:`~corpusforge.local.bitext_plan.MosesRange`, ``MosesBlock`` and ``TsvRange``
             items (read by the workers),
             and ``(count key, n)`` tuples for counts the reader keeps itself (units read).
         pair_dest: (dataset, group) -> the staged folder of its shards.

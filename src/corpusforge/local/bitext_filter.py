@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from corpusforge.local.bitext_read import Range, RangeRead, read_range
+from corpusforge.local.bitext_plan import Range
+from corpusforge.local.bitext_read import RangeRead, read_range
 from corpusforge.local.workers import worker_pool
 from corpusforge.pairing.candidates import (
     Candidate,

@@ -81,7 +81,7 @@ def pair_lines(
         origin_file: file name for origins.
         origin_member: member name for origins, or ``None``.
         first_line: the line number of the streams' first lines (a byte range of a file
-            read apart: :mod:`corpusforge.local.bitext_read`); a byte-order mark is dropped
+            read apart: :mod:`corpusforge.local.bitext_plan`); a byte-order mark is dropped
             only on line 1.
 
     Yields:
