@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 from corpusforge.config.flags import FlagError
 from corpusforge.config.settings import flag_name, setting
-from corpusforge.keys import cached_hasher, seeded_hash
+from corpusforge.keys import cached_hasher, seeded_hash, seeded_hasher
 from corpusforge.pairing.conversations import HeldOut, Node, text_hash
 
 BENCHMARKS: dict[str, tuple[str, str]] = {
@@ -98,10 +98,8 @@ def _distinct_by_hash(
     """Eligible nodes in seeded-hash order, one per distinct text, skipping ``exclude``."""
     seen = set(exclude)
     out = []
-    ranked = sorted(
-        (n for n in nodes if n.reason is None),
-        key=lambda n: (seeded_hash(seed, "bench", bench, root_id, n.id), n.id),
-    )
+    rank = seeded_hasher(seed, "bench", bench, root_id)  # seeded_hash(..., root_id, n.id)
+    ranked = sorted((n for n in nodes if n.reason is None), key=lambda n: (rank(n.id), n.id))
     for n in ranked:
         if n.text is not None and n.text not in seen:
             seen.add(n.text)
@@ -214,7 +212,8 @@ def assemble(
 
 def _row(q: QueryCandidate, negatives: list[Node], seed: int) -> dict[str, Any]:
     labelled = [(n, 1) for n in q.positives] + [(n, 0) for n in negatives]
-    labelled.sort(key=lambda nl: (seeded_hash(seed, "order", q.query.id, nl[0].id), nl[0].id))
+    order = seeded_hasher(seed, "order", q.query.id)  # seeded_hash(..., q.query.id, n.id)
+    labelled.sort(key=lambda nl: (order(nl[0].id), nl[0].id))
     return {
         "query": q.query.text,
         "query_id": q.query.id,
