@@ -30,6 +30,7 @@ from corpusforge.local.bitext_plan import (
     MosesUnit,
     Range,
     TsvBlock,
+    TsvRange,
     read_unit,
 )
 from corpusforge.local.bitext_read import UnitTallies, read_range, tally
@@ -332,62 +333,47 @@ def test_nameless_sides_stay_with_the_reader(tmp_path: Path) -> None:
     assert_same(unit, ranges=0)  # no language: the reader's dead letter
 
 
-def test_a_build_of_hostile_plain_files_publishes_the_pipelines_release(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Moses and TSV: the pipeline reads them with the readers; the local engine by ranges
-    (counted where this process filters: one worker)."""
-    ranges: list[MosesRange] = []
-
-    def counted(task: MosesRange) -> Any:
-        ranges.append(task)
-        return read_range(task)
-
-    monkeypatch.setattr(bitext_filter, "read_range", counted)
-    folder = tmp_path / "in"
+def _hostile_inputs(folder: Path, compressed: bool) -> tuple[str, ...]:
+    """Moses and TSV files of hostile lines: plain; or a gzip side beside a bz2 side, an
+    OPUS zip and a gzip TSV file."""
     folder.mkdir()
-    inputs = (
-        _write(folder / "t.de-en.de", DE * 3),
-        _write(folder / "t.de-en.en", EN * 3, newline_at_end=False),
-        _write(folder / "tatoeba.tsv", TSV * 2),
-    )
-    expected = same_on_every_engine(
-        bitext.build,
-        lambda out: BitextConfig(inputs=inputs, out=str(out), rows_per_shard=2),
-        tmp_path,
-    )
-    assert any(name.startswith(f"{DEAD_LETTERS}/") for name in expected)
-    assert len(ranges) == 10 + 6
-
-
-def test_a_build_of_hostile_compressed_files_publishes_the_pipelines_release(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A gzip side beside a bz2 side, an OPUS zip and a gzip TSV file: the pipeline reads
-    them with the readers; the local engine's workers read them as blocks."""
-    blocks: list[MosesBlock | TsvBlock] = []
-
-    def counted(task: MosesBlock | TsvBlock) -> Any:
-        blocks.append(task)
-        return read_range(task)
-
-    monkeypatch.setattr(bitext_filter, "read_range", counted)
-    folder = tmp_path / "in"
-    folder.mkdir()
-    inputs = (
-        _compressed(Path(_write(folder / "t.de-en.de", DE * 3)), "gz"),
-        _compressed(Path(_write(folder / "t.de-en.en", EN * 3, newline_at_end=False)), "bz2"),
+    de = _write(folder / "t.de-en.de", DE * 3)
+    en = _write(folder / "t.de-en.en", EN * 3, newline_at_end=False)
+    tsv = _write(folder / "tatoeba.tsv", TSV * 2)
+    if not compressed:
+        return de, en, tsv
+    return (
+        _compressed(Path(de), "gz"),
+        _compressed(Path(en), "bz2"),
         _zip(folder / "fr-it.txt.zip", {"Z.fr-it.fr": _side(DE * 3), "Z.fr-it.it": _side(EN * 3)}),
-        _compressed(Path(_write(folder / "tatoeba.tsv", TSV * 2)), "gz"),
+        _compressed(Path(tsv), "gz"),
     )
+
+
+@pytest.mark.parametrize(
+    ("compressed", "kinds", "read"),
+    [(False, MosesRange | TsvRange, 10 + 6), (True, MosesBlock | TsvBlock, 10 + 10 + 6)],
+)
+def test_a_build_of_hostile_files_publishes_the_pipelines_release(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compressed: bool, kinds: Any, read: int
+) -> None:
+    """The pipeline reads them with the readers; the local engine's workers by ranges or
+    blocks (counted where this process filters: one worker)."""
+    tasks: list[Range] = []
+
+    def counted(task: Range) -> Any:
+        tasks.append(task)
+        return read_range(task)
+
+    monkeypatch.setattr(bitext_filter, "read_range", counted)
+    inputs = _hostile_inputs(tmp_path / "in", compressed)
     expected = same_on_every_engine(
         bitext.build,
         lambda out: BitextConfig(inputs=inputs, out=str(out), rows_per_shard=2),
         tmp_path,
     )
     assert any(name.startswith(f"{DEAD_LETTERS}/") for name in expected)
-    assert len(blocks) == 10 + 10 + 6
-    assert all(isinstance(b, MosesBlock | TsvBlock) for b in blocks)
+    assert len(tasks) == read and all(isinstance(task, kinds) for task in tasks)
 
 
 def test_the_engine_cuts_units_into_ranges(tmp_path: Path) -> None:
