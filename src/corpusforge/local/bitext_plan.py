@@ -37,7 +37,7 @@ Every other unit (TMX, XCES, a TSV file whose first line tells no layout) is rea
 
 from __future__ import annotations
 
-import posixpath
+import itertools
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -51,7 +51,12 @@ from corpusforge.sources.opus.formats import (
     read_opus,
     reader_options,
 )
-from corpusforge.sources.opus.moses import mismatch_letter, moses_members, side_lang
+from corpusforge.sources.opus.moses import (
+    member_corpus,
+    mismatch_letter,
+    moses_members,
+    side_lang,
+)
 from corpusforge.sources.opus.names import infer_dataset
 from corpusforge.sources.opus.streams import (
     BZ2_MAGIC,
@@ -212,8 +217,7 @@ def read_unit(unit: OpusInput, *, dataset: str | None = None, **options: Any) ->
             yield from read_opus(unit, dataset=dataset, **options)
         elif not plain:
             with open_decompressed(unit.uris[0]) as f:
-                for k in range(len(cuts) - 1):
-                    data = _read_exactly(f, cuts[k + 1] - cuts[k])
+                for k, data in enumerate(_pieces(f, cuts)):
                     yield TsvBlock(tsv, 1 + k * RANGE_LINES, data)
         else:
             for k in range(len(cuts) - 1):
@@ -263,9 +267,9 @@ def _zip_blocks(unit: OpusInput, dataset: str | None) -> Iterator[Any]:
                 if n_src != n_trg:
                     counted = []
                     break
-                corpus = posixpath.basename(src_member).rsplit(".", 2)[0]
                 langs = normalize_lang(l1), normalize_lang(l2)
-                moses = MosesUnit(unit, *langs, dataset or corpus, member=src_member)
+                corpus = dataset or member_corpus(src_member)
+                moses = MosesUnit(unit, *langs, corpus, member=src_member)
                 counted.append((moses, trg_member, n_src, src_cuts, trg_cuts))
     except ZIP_ERRORS:
         counted = []
@@ -289,25 +293,28 @@ def _blocks(
             reads as it did in the first pass.
     """
     src, trg = sides
-    for k in range(len(src_cuts) - 1):
-        src_data = _read_exactly(src, src_cuts[k + 1] - src_cuts[k])
-        trg_data = _read_exactly(trg, trg_cuts[k + 1] - trg_cuts[k])
+    pieces = zip(_pieces(src, src_cuts), _pieces(trg, trg_cuts), strict=True)
+    for k, (src_data, trg_data) in enumerate(pieces):
         yield MosesBlock(unit, 1 + k * RANGE_LINES, src_data, trg_data)
 
 
-def _read_exactly(stream: IO[bytes], size: int) -> bytes:
-    """The next ``size`` bytes of ``stream``.
+def _pieces(stream: IO[bytes], cuts: list[int]) -> Iterator[bytes]:
+    """The bytes of ``stream`` between each two of ``cuts`` (offsets from its start, the
+    first 0), read on from where it is.
 
     Raises:
-        EOFError: it ended before them (it changed since its lines were counted).
+        EOFError: it ended before a cut (it changed since its lines were counted).
     """
-    data = stream.read(size)
-    while len(data) < size:
-        more = stream.read(size - len(data))
-        if not more:
-            raise EOFError(f"{len(data)} of {size} bytes: the input changed while it was read")
-        data += more
-    return data
+    for start, end in itertools.pairwise(cuts):
+        data = stream.read(end - start)
+        while len(data) < end - start:
+            more = stream.read(end - start - len(data))
+            if not more:
+                raise EOFError(
+                    f"{len(data)} of {end - start} bytes: the input changed while it was read"
+                )
+            data += more
+        yield data
 
 
 def _moses(unit: OpusInput, dataset: str | None, options: dict[str, Any]) -> MosesUnit | None:

@@ -315,6 +315,11 @@ def moses_members(names: Iterable[str]) -> list[tuple[str, str, str, str]]:
     return pairs
 
 
+def member_corpus(src_member: str) -> str:
+    """The corpus a zip's member pair names: ``RF`` of ``RF.de-en.de``."""
+    return posixpath.basename(src_member).rsplit(".", 2)[0]
+
+
 def read_moses_zip(uri: str, *, dataset: str | None = None) -> Iterator[SourceItem]:
     """Read every ``{Corpus}.{l1}-{l2}.{l1|l2}`` member pair of an OPUS Moses zip.
 
@@ -340,7 +345,7 @@ def read_moses_zip(uri: str, *, dataset: str | None = None) -> Iterator[SourceIt
                     f"{languages_from_name(uri)}); members: {names[:20]}",
                 )
             for src_member, trg_member, l1, l2 in pairs:
-                corpus = posixpath.basename(src_member).rsplit(".", 2)[0]
+                corpus = member_corpus(src_member)
                 mismatch = line_count_mismatch(
                     functools.partial(zf.open, src_member),
                     functools.partial(zf.open, trg_member),
