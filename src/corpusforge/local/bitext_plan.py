@@ -59,15 +59,13 @@ from corpusforge.sources.opus.moses import (
 )
 from corpusforge.sources.opus.names import infer_dataset
 from corpusforge.sources.opus.streams import (
-    BZ2_MAGIC,
-    GZIP_MAGIC,
     MAX_LINE_BYTES,
     STREAM_ERRORS,
-    XZ_MAGIC,
     ZIP_ERRORS,
     LineTooLong,
     decode_line,
     file_name,
+    is_compressed,
     open_decompressed,
 )
 from corpusforge.sources.opus.tsv import TsvLayout, default_langs, detect_tsv_layout
@@ -363,7 +361,7 @@ def _plain_local(uri: str) -> bool:
             head = f.read(6)
     except OSError:
         return False
-    return not head.startswith((GZIP_MAGIC, BZ2_MAGIC, XZ_MAGIC))
+    return not is_compressed(head)
 
 
 def _file_cuts(uri: str, plain: bool) -> tuple[int, list[int]]:

@@ -31,6 +31,11 @@ STREAM_ERRORS: tuple[type[Exception], ...] = (OSError, EOFError, zlib.error, lzm
 ZIP_ERRORS: tuple[type[Exception], ...] = (*STREAM_ERRORS, zipfile.BadZipFile)
 
 
+def is_compressed(head: bytes) -> bool:
+    """Whether a stream starting with ``head`` (its first 6 bytes) is gzip, bz2 or xz."""
+    return head.startswith((GZIP_MAGIC, BZ2_MAGIC, XZ_MAGIC))
+
+
 EXPANSION = 10
 """Decompressed bytes assumed per byte of a gzip, bz2 or xz file (:func:`decompressed_bytes`):
 more than text usually reaches (3-6), so what is sized from it errs small."""
@@ -45,7 +50,7 @@ def decompressed_bytes(uri: str) -> int:
         with open_bytes(uri) as raw:
             head = raw.read(6)
             size = raw.seek(0, 2)
-            if head.startswith((GZIP_MAGIC, BZ2_MAGIC, XZ_MAGIC)):
+            if is_compressed(head):
                 return size * EXPANSION
             if not head.startswith(b"PK"):
                 return size
