@@ -35,6 +35,16 @@ if [ "$need" = 1 ]; then
   echo "[corpusforge] installing corpusforge[${all}] into .venv" >&2
   spec="."
   [ -n "$all" ] && spec=".[${all}]"
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e "$spec" >&2
+  # pip downloads every wheel before it installs any (torch and its CUDA wheels, about 3 GB,
+  # for 6 GB installed): the downloads go to a folder beside .venv, on its disk rather than
+  # a small /tmp, and removed after; no cache keeps a second copy.
+  free_kb=$(df -Pk .venv | awk 'NR == 2 {print $4}')
+  if [[ ",$all," == *",train,"* ]] && [ "${free_kb:-0}" -lt $((10 * 1024 * 1024)) ]; then
+    echo "[corpusforge] the train extra (torch with CUDA) needs about 10 GB free for .venv; $((free_kb / 1024 / 1024)) GB free here" >&2
+  fi
+  scratch=$(mktemp -d "$root/.venv/.pip-tmp.XXXXXX")
+  trap 'rm -rf "$scratch"' EXIT
+  TMPDIR=$scratch .venv/bin/python -m pip install --quiet --disable-pip-version-check \
+    --no-cache-dir -e "$spec" >&2
   printf '%s\n%s\n' "$hash" "$all" > "$stamp"
 fi

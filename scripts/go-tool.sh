@@ -16,6 +16,12 @@ hash=$(cat "$root/tools/$name/go.mod" "$root/tools/$name/go.sum" | sha256sum | c
 if [ ! -x "$out" ] || [ "$(cat "$stamp" 2>/dev/null || true)" != "$hash" ]; then
   echo "[corpusforge] building $label into $out ($takes the first time)" >&2
   mkdir -p "$(dirname "$out")"
+  # Go's module and build caches of this one build (about 3 GB for the three tools) live in
+  # a scratch folder removed after it: a tool is built once, and a fresh CI machine needs
+  # that room for .venv's torch.
+  scratch=$(mktemp -d "$root/build/tools/.go-scratch.XXXXXX")
+  trap 'chmod -R u+w "$scratch" 2>/dev/null; rm -rf "$scratch"' EXIT
+  export GOMODCACHE=$scratch/mod GOCACHE=$scratch/cache
   (cd "$root/tools/$name" && GOFLAGS=-mod=readonly go build -o "$out.tmp" "$package")
   mv "$out.tmp" "$out"
   echo "$hash" > "$stamp"
