@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import bz2
+import zipfile
 from datetime import datetime
+from pathlib import Path
 
 import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from corpusforge.sources.twitter import parse
 from corpusforge.sources.twitter.parse import (
     LineKind,
     ParseReason,
@@ -276,3 +280,83 @@ def test_created_at_of_twitter_in_ms() -> None:
     assert _utc_ms("Thu Feb 29 00:00:00 +0000 2024") == 1709164800000
     with pytest.raises(ValueError):
         _utc_ms("Thu Feb 30 00:00:00 +0000 2024")
+
+
+# -- the v1 decoder of only the fields read, against orjson's whole parse -----------------
+
+
+def _whole(line: bytes) -> object:
+    """``parse_line`` as it was before the field decoder: every line through ``orjson``."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parse, "_v1_fields", lambda line: None)
+        return parse_line(line, "a.zip", "m.json.bz2", 7)
+
+
+_TWEET = {"id_str": "10", "id": 10, "user": USER, "text": "t", "timestamp_ms": "1609522140658"}
+_VARIANTS: list[object] = [
+    _TWEET,
+    {**_TWEET, "quoted_status": [1]},
+    {**_TWEET, "quoted_status": None},
+    {**_TWEET, "quoted_status": {"id": 3, "text": "q", "user": USER}},
+    {**_TWEET, "quoted_status": {"text": "no id"}},
+    {**_TWEET, "retweeted_status": "not a status"},
+    {**_TWEET, "retweeted_status": {"id": 4, "text": "rt", "quoted_status": {"id": 5}}},
+    {**_TWEET, "extended_tweet": []},
+    {**_TWEET, "extended_tweet": {"full_text": 7}},
+    {**_TWEET, "extended_tweet": {"full_text": "the full text"}},
+    {**_TWEET, "id": True},
+    {**_TWEET, "id": 1.5, "id_str": None},
+    {**_TWEET, "id": -3, "id_str": None},
+    {**_TWEET, "id": 2**63, "id_str": None},
+    {**_TWEET, "timestamp_ms": 1.5},
+    {**_TWEET, "timestamp_ms": [1]},
+    {**_TWEET, "created_at": "Fri Jan 01 17:29:00 +0000 2021", "timestamp_ms": None},
+    {**_TWEET, "lang": 3, "in_reply_to_status_id": "x"},
+    {**_TWEET, "user": "a string", "quoted_status_id": 9},
+    {**_TWEET, "data": {"id": "1", "text": "v2"}},
+    {**_TWEET, "data": None},
+    {**_TWEET, "delete": {"status": {"id": 1}}},
+    {**_TWEET, "limit": {"track": 1}},
+    {"id": 1, "text": "no user"},
+    {"user": USER, "text": "no id"},
+    {"delete": {"status": {"id_str": "12", "id": 12}}, "timestamp_ms": "1"},
+    {"delete": {"status": {"id_str": False}}},
+    {"delete": []},
+    {"limit": {"track": 3}},
+    {"data": {"id": "1", "text": "a v2 tweet", "referenced_tweets": []}},
+]
+_RAW_VARIANTS = [
+    b'{"id_str": "1", "user": {"bio": "\xff\xfe"}, "text": "x"}',  # not UTF-8 where never read
+    b'{"id_str": "1", "user": {"bio": "\\ud800"}, "text": "x"}',  # a lone surrogate
+    b'{"id_str": "1", "user": {"n": 01}, "text": "x"}',
+    b'{"id_str": "1", "user": {}, "text": "x", "timestamp_ms": 1e400}',
+    b'{"id_str": "1", "user": {}, "text": "x"} trailing',
+    b'{"id": 1, "user": {"deep": ' + b"[" * 2000 + b"]" * 2000 + b'}, "text": "x"}',
+    b'\xef\xbb\xbf{"id": 1, "user": {}, "text": "x"}',
+    b'{"id": 1, "id": 2, "user": {}, "text": "x"}',
+    b'{"\\u0069d": 1, "user": {}, "text": "x"}',
+    '{"id": 1, "user": {"name": "ünï"}, "text": "ça 😀"}'.encode(),
+]
+
+
+@pytest.mark.parametrize("line", [_line(v) for v in _VARIANTS] + _RAW_VARIANTS)
+def test_field_decoder_parses_as_orjson_does(line: bytes) -> None:
+    assert parse_line(line, "a.zip", "m.json.bz2", 7) == _whole(line)
+
+
+def test_field_decoder_parses_the_real_archive_as_orjson_does(realdata: Path) -> None:
+    archive = realdata / "twitter-archive-2021-01-01" / "twitter-stream-2021-01-01.zip"
+    with zipfile.ZipFile(archive) as z:
+        members = [bz2.decompress(z.read(n)) for n in z.namelist() if n.endswith(".bz2")]
+    lines = [line for member in members for line in member.split(b"\n")]
+    assert len(lines) > 6000
+    for line in lines:
+        assert parse_line(line, "a.zip", "m.json.bz2", 7) == _whole(line), line[:200]
+
+
+def test_a_number_beyond_a_double_where_never_read_keeps_the_tweet() -> None:
+    """The one difference from ``orjson``, which refused the whole line as JSON."""
+    line = b'{"id_str": "1", "user": {"followers": 1e400}, "text": "x"}'
+    assert _whole(line).kind is LineKind.DEAD  # type: ignore[attr-defined]
+    p = parse_line(line, "a", "m", 1)
+    assert (p.kind, [r["id"] for r in p.records]) == (LineKind.TWEET, [1])
