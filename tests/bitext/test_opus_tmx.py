@@ -128,6 +128,7 @@ def test_units_that_make_no_pair_say_why() -> None:
     for reason, tu in cases.items():
         (item,) = parse_tu(tu, origin, "d")
         assert isinstance(item, DeadLetter) and item.reason == reason, reason
+        assert item.excerpt == ET.tostring(tu, encoding="unicode")[:200]  # the unit's XML
     # two languages, neither English, stay one pair in file order
     (pair,) = parse_tu(_tu(("de", "Ja"), ("fr", "Oui")), origin, "d")
     assert isinstance(pair, RawPair) and pair.lang_pair == "de-fr"

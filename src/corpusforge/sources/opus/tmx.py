@@ -11,6 +11,7 @@ them.
 
 from __future__ import annotations
 
+import functools
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 
@@ -45,8 +46,14 @@ def seg_text(seg: ET.Element) -> str:
 
 def _tuv_lang(tuv: ET.Element) -> str | None:
     lang = next((tuv.get(a) for a in _LANG_ATTRS if tuv.get(a)), None)
+    return _lang_code(lang or "")
+
+
+@functools.lru_cache(maxsize=1024)
+def _lang_code(lang: str) -> str | None:
+    """:func:`normalize_lang` of a ``<tuv>``'s label, or ``None``; cached: a memory has few."""
     try:
-        return normalize_lang(lang or "")
+        return normalize_lang(lang)
     except ValueError:
         return None
 
@@ -75,14 +82,13 @@ def parse_tu(tu: ET.Element, origin: Origin, dataset: str) -> list[SourceItem]:
     """
     tuvs = tu.findall("tuv")
     with_seg = [(tuv, seg) for tuv in tuvs if (seg := tuv.find("seg")) is not None]
-    excerpt = ET.tostring(tu, encoding="unicode")
     if len(with_seg) < 2:
         return [
             DeadLetter.of(
                 SourceReason.PARSE_SEGMENT_COUNT,
                 origin,
                 f"<tu> has {len(tuvs)} <tuv> and {len(with_seg)} <seg>; want at least 2 of each",
-                excerpt,
+                _excerpt(tu),
             )
         ]
     sides: list[tuple[str, str]] = []
@@ -92,7 +98,10 @@ def parse_tu(tu: ET.Element, origin: Origin, dataset: str) -> list[SourceItem]:
             lang = next((tuv.get(a) for a in _LANG_ATTRS if tuv.get(a)), None)
             return [
                 DeadLetter.of(
-                    SourceReason.PARSE_MISSING_LANG, origin, f"<tuv> language {lang!r}", excerpt
+                    SourceReason.PARSE_MISSING_LANG,
+                    origin,
+                    f"<tuv> language {lang!r}",
+                    _excerpt(tu),
                 )
             ]
         sides.append((code, seg_text(seg)))
@@ -103,7 +112,7 @@ def parse_tu(tu: ET.Element, origin: Origin, dataset: str) -> list[SourceItem]:
                 SourceReason.PARSE_ONE_LANGUAGE,
                 origin,
                 f"every <tuv> of the <tu> is {langs[0]!r}: no translation pair",
-                excerpt,
+                _excerpt(tu),
             )
         ]
     if len(sides) == 2:
@@ -116,7 +125,7 @@ def parse_tu(tu: ET.Element, origin: Origin, dataset: str) -> list[SourceItem]:
                 origin,
                 f"<tu> has {len(sides)} segments in {sorted(set(langs))} and none in English; "
                 "only pairs with English are made from a unit of more than two",
-                excerpt,
+                _excerpt(tu),
             )
         ]
     anchor = english[0]
@@ -129,6 +138,12 @@ def parse_tu(tu: ET.Element, origin: Origin, dataset: str) -> list[SourceItem]:
         else:
             items.append(_pair(sides[anchor], side, origin, dataset, part))
     return items
+
+
+def _excerpt(tu: ET.Element) -> str:
+    """A dead-lettered unit's XML (serialised for dead letters only: it cost as much as the
+    rest of a unit's parse)."""
+    return ET.tostring(tu, encoding="unicode")
 
 
 def _pair(
