@@ -123,23 +123,18 @@ def parse_line(line: bytes, archive: str, member: str, line_no: int) -> ParsedLi
     """
     if not line.strip():
         return ParsedLine(LineKind.OTHER, message="blank")
-    obj = _v1_fields(line)
-    if obj is not None:
-        origin = (archive, member, line_no)
+    obj: Any = _v1_fields(line)
+    if obj is None:
         try:
-            return _parse_delete(obj["delete"]) if "delete" in obj else _parse_v1(obj, origin)
-        except _BadRecord as exc:
-            return _dead(ParseReason.BAD_TWEET, str(exc))
-    try:
-        obj = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
-        try:
-            line.decode("utf-8")
-        except UnicodeDecodeError as uexc:
-            return _dead(ParseReason.INVALID_UTF8, str(uexc))
-        return _dead(ParseReason.INVALID_JSON, str(exc))
-    if not isinstance(obj, dict):
-        return _dead(ParseReason.NOT_AN_OBJECT, f"a JSON {type(obj).__name__}, not an object")
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as uexc:
+                return _dead(ParseReason.INVALID_UTF8, str(uexc))
+            return _dead(ParseReason.INVALID_JSON, str(exc))
+        if not isinstance(obj, dict):
+            return _dead(ParseReason.NOT_AN_OBJECT, f"a JSON {type(obj).__name__}, not an object")
     origin = (archive, member, line_no)
     try:
         if "delete" in obj:
@@ -147,7 +142,7 @@ def parse_line(line: bytes, archive: str, member: str, line_no: int) -> ParsedLi
         data = obj.get("data")
         if isinstance(data, dict) or (isinstance(data, list) and data):
             return _parse_v2(obj, origin)
-        if ("id_str" in obj or "id" in obj) and "user" in obj:
+        if _is_v1_tweet(obj):
             return _parse_v1(obj, origin)
     except _BadRecord as exc:
         return _dead(ParseReason.BAD_TWEET, str(exc))
@@ -191,8 +186,9 @@ _V1_DECODER: msgspec.json.Decoder[Any] = msgspec.json.Decoder(_V1Line)
 
 
 def _v1_fields(line: bytes) -> dict[str, Any] | None:
-    """The fields of a v1 tweet or delete notice line; ``None`` for any other line, and for
-    any line ``orjson`` is needed to classify (see the module's docstring)."""
+    """The fields of a v1 tweet or delete notice line, which :func:`parse_line` then reads as
+    it reads ``orjson``'s dict; ``None`` for any other line, and for any line ``orjson`` is
+    needed to classify (see the module's docstring)."""
     if line.startswith(b'{"data"'):
         return None
     try:
@@ -204,11 +200,13 @@ def _v1_fields(line: bytes) -> dict[str, Any] | None:
             line.decode("utf-8")
         except UnicodeDecodeError:
             return None
-    if "delete" in obj:
-        return obj
-    if "data" not in obj and ("id_str" in obj or "id" in obj) and "user" in obj:
+    if "delete" in obj or ("data" not in obj and _is_v1_tweet(obj)):
         return obj
     return None
+
+
+def _is_v1_tweet(obj: Mapping[str, Any]) -> bool:
+    return ("id_str" in obj or "id" in obj) and "user" in obj
 
 
 def _dead(reason: ParseReason, detail: str) -> ParsedLine:
