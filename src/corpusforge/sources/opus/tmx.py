@@ -44,9 +44,13 @@ def seg_text(seg: ET.Element) -> str:
     return " ".join("".join(parts).split())
 
 
+def _tuv_label(tuv: ET.Element) -> str | None:
+    """A ``<tuv>``'s language label as written (``xml:lang``, else ``lang``)."""
+    return next((tuv.get(a) for a in _LANG_ATTRS if tuv.get(a)), None)
+
+
 def _tuv_lang(tuv: ET.Element) -> str | None:
-    lang = next((tuv.get(a) for a in _LANG_ATTRS if tuv.get(a)), None)
-    return _lang_code(lang or "")
+    return _lang_code(_tuv_label(tuv) or "")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -95,7 +99,7 @@ def parse_tu(tu: ET.Element, origin: Origin, dataset: str) -> list[SourceItem]:
     for tuv, seg in with_seg:
         code = _tuv_lang(tuv)
         if code is None:
-            lang = next((tuv.get(a) for a in _LANG_ATTRS if tuv.get(a)), None)
+            lang = _tuv_label(tuv)
             return [
                 DeadLetter.of(
                     SourceReason.PARSE_MISSING_LANG,
